@@ -1,0 +1,330 @@
+// decoder.cpp - the reference HFPaC decoder: validation, whole-patch decode, random access.
+//
+// Validation happens once, before any sample is written, and costs O(areas + prominent points):
+// after it every field access is known to be inside its section, so the decoding loops need no
+// bounds checks. Decoding never allocates in proportion to what the header claims; PatchView's
+// per-area tables exist only when the stream holds per-area tables of at least that many bits.
+#include <algorithm>
+#include <cassert>
+
+#include "codec/layout.h"
+
+namespace hfpac {
+
+using namespace detail;
+
+// Friend of PatchView: gives the decoder access to the view's index vectors.
+struct ViewAccess {
+  static std::vector<uint32_t>& low(PatchView& v) { return v.areaLow_; }
+  static std::vector<uint32_t>& first(PatchView& v) { return v.areaFirst_; }
+  static std::vector<uint8_t>& bits(PatchView& v) { return v.areaBits_; }
+  static void set(PatchView& v, const uint8_t* d, size_t s, const PatchInfo& i) {
+    v.data_ = d;
+    v.size_ = s;
+    v.info_ = i;
+  }
+};
+
+namespace {
+
+// Everything a decoder needs to find a field, after validation.
+struct Stream {
+  Header h;
+  Geometry g;
+  Layer2Layout l2;
+  BitReader a, table, highs, lows;
+  const uint8_t* positions = nullptr;
+  uint64_t prominent = 0;
+  uint16_t flip = 0;
+
+  int areaBits(uint64_t k) const {
+    return h.perAreaBits() ? int(table.field(l2.bitsTableBit + k * kAreaBitsFieldBits,
+                                             kAreaBitsFieldBits))
+                           : h.uniformBits;
+  }
+  uint32_t areaCount(uint64_t k) const {
+    return table.field(l2.countsBit + k * h.countBits, h.countBits);
+  }
+  int32_t high(uint64_t entry) const {
+    return unzigzag(highs.field(entry * h.highBits, h.highBits) + 1u);
+  }
+};
+
+PatchInfo infoFrom(const Header& h) {
+  PatchInfo i;
+  i.width = h.width;
+  i.height = h.height;
+  i.type = h.isSigned() ? SampleType::Int16 : SampleType::UInt16;
+  i.flat = h.isFlat();
+  i.perAreaBits = h.perAreaBits();
+  i.segment = h.isFlat() ? 0 : (1 << h.segLog) + 1;
+  i.uniformBits = h.uniformBits;
+  i.layer1Bytes = uint32_t(kHeaderBytes) + h.layer1Bytes;
+  i.layer2Bytes = h.layer2Bytes;
+  i.layer3Bytes = h.layer3Bytes;
+  i.streamBytes = i.layer1Bytes + i.layer2Bytes + i.layer3Bytes;
+  return i;
+}
+
+// Validates the whole stream. If `view` is non-null, also builds its per-area index.
+Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) {
+  if (Status st = parseHeader(data, size, s.h); st != Status::Ok) return st;
+  const Header& h = s.h;
+  s.g = makeGeometry(h);
+  s.flip = h.isSigned() ? 0x8000u : 0u;
+  if (h.isFlat()) return Status::Ok;
+  const Geometry& g = s.g;
+  s.l2 = makeLayer2Layout(h, g);
+  const uint8_t* sectionA = data + kHeaderBytes;
+  const uint8_t* sectionB = sectionA + h.layer1Bytes;
+  const uint8_t* sectionD = sectionB + h.layer2Bytes;
+  s.a = BitReader(sectionA, h.layer1Bytes / 4);
+  if (s.l2.tableBytes > h.layer2Bytes) return Status::SizeMismatch;
+  s.table = BitReader(sectionB, s.l2.tableBytes / 4);
+
+  std::vector<uint32_t>* lowIndex = nullptr;
+  std::vector<uint32_t>* firstIndex = nullptr;
+  std::vector<uint8_t>* bitsIndex = nullptr;
+  if (view) {
+    // Sizes are bounded by the table bits present in the stream (checked above), so these
+    // allocations are at most a small multiple of the stream size.
+    if (h.perAreaBits()) {
+      lowIndex = &ViewAccess::low(*view);
+      bitsIndex = &ViewAccess::bits(*view);
+      lowIndex->assign(size_t(g.areas), 0);
+      bitsIndex->assign(size_t(g.areas), 0);
+    }
+    if (h.countBits > 0) {
+      firstIndex = &ViewAccess::first(*view);
+      firstIndex->assign(size_t(g.areas) + 1, 0);
+    }
+  }
+
+  uint64_t prominent = 0, lowBits = 0;
+  for (int ay = 0; ay < g.areasY; ++ay)
+    for (int ax = 0; ax < g.areasX; ++ax) {
+      const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
+      const int b = s.areaBits(k);
+      const uint32_t points = uint32_t(areaWidth(g, ax) * areaHeight(g, ay));
+      const uint32_t count = s.areaCount(k);
+      if (b > kMaxBits || count > points) return Status::InvalidAreaTable;
+      if (lowIndex) {
+        (*lowIndex)[size_t(k)] = uint32_t(lowBits);
+        (*bitsIndex)[size_t(k)] = uint8_t(b);
+      }
+      if (firstIndex) (*firstIndex)[size_t(k)] = uint32_t(prominent);
+      prominent += count;
+      lowBits += uint64_t(points) * uint64_t(b);
+    }
+  if (firstIndex) (*firstIndex)[size_t(g.areas)] = uint32_t(prominent);
+  if (h.layer2Bytes != layer2Bytes(s.l2, h, prominent)) return Status::SizeMismatch;
+  if (h.layer3Bytes != sectionBytes(lowBits)) return Status::SizeMismatch;
+  s.prominent = prominent;
+  s.positions = sectionB + s.l2.tableBytes;
+  s.highs = BitReader(s.positions + sectionBytes(prominent * 8),
+                      sectionBytes(prominent * h.highBits) / 4);
+  s.lows = BitReader(sectionD, h.layer3Bytes / 4);
+
+  // Prominent positions: inside their area, strictly increasing (so each point has at most one
+  // entry and a binary search finds it).
+  uint64_t entry = 0;
+  for (int ay = 0; ay < g.areasY; ++ay)
+    for (int ax = 0; ax < g.areasX; ++ax) {
+      const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
+      const int aw = areaWidth(g, ax), ah = areaHeight(g, ay);
+      const uint32_t count = s.areaCount(k);
+      int previous = -1;
+      for (uint32_t e = 0; e < count; ++e, ++entry) {
+        const int pos = s.positions[entry];
+        if (pos <= previous || (pos % kAreaSide) >= aw || (pos / kAreaSide) >= ah)
+          return Status::InvalidProminent;
+        previous = pos;
+      }
+    }
+  return Status::Ok;
+}
+
+// Layer-1 prediction of the whole patch into dst (clamped, unsigned domain).
+void predictPatch(const Stream& s, uint16_t* dst, size_t stride) {
+  const Geometry& g = s.g;
+  const int n = g.n, shift = 4 * g.segLog;
+  const int64_t half = int64_t(1) << (shift - 1);
+  int64_t wt[33][3];
+  for (int t = 0; t <= n; ++t) bezierWeights(t, n, wt[t]);
+  for (int sy = 0; sy < g.segY; ++sy) {
+    const int y0 = sy * n;
+    const int y1 = std::min(sy == g.segY - 1 ? g.height : y0 + n, g.height);
+    for (int sx = 0; sx < g.segX; ++sx) {
+      SegmentControls c;
+      loadSegment(s.h, g, s.a, sx, sy, c);
+      const int x0 = sx * n;
+      const int x1 = std::min(sx == g.segX - 1 ? g.width : x0 + n, g.width);
+      for (int y = y0; y < y1; ++y) {
+        const int64_t* wy = wt[y - y0];
+        // Collapse the rows first: col[c] = sum_r wy[r] P[r][c]. Integer sums are exact, so
+        // this order gives the same result as evalSegment().
+        int64_t col[3];
+        for (int k = 0; k < 3; ++k)
+          col[k] = wy[0] * c.p[0][k] + wy[1] * c.p[1][k] + wy[2] * c.p[2][k];
+        uint16_t* row = dst + size_t(y) * stride;
+        for (int x = x0; x < x1; ++x) {
+          const int64_t* wx = wt[x - x0];
+          const int64_t v = (wx[0] * col[0] + wx[1] * col[1] + wx[2] * col[2] + half) >> shift;
+          row[x] = uint16_t(v < 0 ? 0 : (v > 65535 ? 65535 : v));
+        }
+      }
+    }
+  }
+}
+
+Status addResiduals(const Stream& s, uint16_t* dst, size_t stride, Layers layers) {
+  const Geometry& g = s.g;
+  const bool lossless = layers == Layers::All;
+  uint64_t entry = 0, lowBit = 0;
+  int64_t r[kAreaSide * kAreaSide];  // int64: a hostile high part times 2^b overflows int32
+  for (int ay = 0; ay < g.areasY; ++ay)
+    for (int ax = 0; ax < g.areasX; ++ax) {
+      const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
+      const int aw = areaWidth(g, ax), ah = areaHeight(g, ay);
+      const int b = s.areaBits(k);
+      const uint32_t count = s.areaCount(k);
+      if (lossless) {
+        const int32_t half = halfStep(b);
+        for (int ly = 0; ly < ah; ++ly)
+          for (int lx = 0; lx < aw; ++lx, lowBit += uint64_t(b))
+            r[ly * kAreaSide + lx] = int32_t(s.lows.field(lowBit, b)) - half;
+      } else {
+        for (int ly = 0; ly < ah; ++ly)
+          for (int lx = 0; lx < aw; ++lx) r[ly * kAreaSide + lx] = 0;
+      }
+      for (uint32_t e = 0; e < count; ++e, ++entry)
+        r[s.positions[entry]] += int64_t(s.high(entry)) * (int64_t(1) << b);
+      for (int ly = 0; ly < ah; ++ly) {
+        uint16_t* row = dst + size_t(ay * kAreaSide + ly) * stride + size_t(ax * kAreaSide);
+        for (int lx = 0; lx < aw; ++lx) {
+          int64_t v = int64_t(row[lx]) + r[ly * kAreaSide + lx];
+          if (v < 0 || v > 65535) {
+            if (lossless) return Status::OutOfRange;
+            v = v < 0 ? 0 : 65535;
+          }
+          row[lx] = uint16_t(v);
+        }
+      }
+    }
+  return Status::Ok;
+}
+
+void applyFlip(const Stream& s, uint16_t* dst, size_t stride) {
+  if (!s.flip) return;
+  for (int y = 0; y < s.g.height; ++y) {
+    uint16_t* row = dst + size_t(y) * stride;
+    for (int x = 0; x < s.g.width; ++x) row[x] ^= s.flip;
+  }
+}
+
+}  // namespace
+
+Status readInfo(const uint8_t* data, size_t size, PatchInfo& info) {
+  Header h;
+  if (Status st = parseHeader(data, size, h); st != Status::Ok) return st;
+  info = infoFrom(h);
+  return Status::Ok;
+}
+
+Status decode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride,
+              size_t dstCapacity, Layers layers) {
+  if (layers != Layers::L1 && layers != Layers::L12 && layers != Layers::All)
+    return Status::InvalidArgument;
+  Stream s;
+  if (Status st = openStream(data, size, s, nullptr); st != Status::Ok) return st;
+  const Geometry& g = s.g;
+  if (dst == nullptr || dstStride < size_t(g.width) ||
+      dstCapacity < size_t(g.height - 1) * dstStride + size_t(g.width))
+    return Status::InvalidArgument;
+  if (s.h.isFlat()) {
+    for (int y = 0; y < g.height; ++y)
+      std::fill_n(dst + size_t(y) * dstStride, g.width, uint16_t(s.h.base ^ s.flip));
+    return Status::Ok;
+  }
+  predictPatch(s, dst, dstStride);
+  if (layers != Layers::L1)
+    if (Status st = addResiduals(s, dst, dstStride, layers); st != Status::Ok) return st;
+  applyFlip(s, dst, dstStride);
+  return Status::Ok;
+}
+
+Status PatchView::open(const uint8_t* data, size_t size, PatchView& view) {
+  view = PatchView{};
+  Stream s;
+  if (Status st = openStream(data, size, s, &view); st != Status::Ok) {
+    view = PatchView{};
+    return st;
+  }
+  ViewAccess::set(view, data, size, infoFrom(s.h));
+  return Status::Ok;
+}
+
+uint16_t PatchView::sample(int x, int y, Layers layers) const {
+  assert(x >= 0 && y >= 0 && x < info_.width && y < info_.height);
+  // Re-deriving the Stream from the already validated header is O(1).
+  Stream s;
+  parseHeader(data_, size_, s.h);
+  s.g = makeGeometry(s.h);
+  s.flip = s.h.isSigned() ? 0x8000u : 0u;
+  if (s.h.isFlat()) return uint16_t(s.h.base ^ s.flip);
+  const Geometry& g = s.g;
+  s.l2 = makeLayer2Layout(s.h, g);
+  const uint8_t* sectionB = data_ + kHeaderBytes + s.h.layer1Bytes;
+  s.a = BitReader(data_ + kHeaderBytes, s.h.layer1Bytes / 4);
+  s.table = BitReader(sectionB, s.l2.tableBytes / 4);
+
+  const int sx = std::min(x / g.n, g.segX - 1), sy = std::min(y / g.n, g.segY - 1);
+  SegmentControls c;
+  loadSegment(s.h, g, s.a, sx, sy, c);
+  int64_t v = evalSegment(c, x - sx * g.n, y - sy * g.n, g.segLog);
+  if (layers != Layers::L1) {
+    const int ax = x / kAreaSide, ay = y / kAreaSide;
+    const int lx = x % kAreaSide, ly = y % kAreaSide;
+    const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
+    const int aw = areaWidth(g, ax);
+    const int b = s.h.perAreaBits() ? areaBits_[size_t(k)] : s.h.uniformBits;
+    int64_t r = 0;
+    if (layers == Layers::All) {
+      const uint64_t areaLow =
+          s.h.perAreaBits() ? areaLow_[size_t(k)] : pointsBeforeArea(g, ax, ay) * uint64_t(b);
+      const uint64_t bit = areaLow + uint64_t(ly * aw + lx) * uint64_t(b);
+      BitReader lows(sectionB + s.h.layer2Bytes, s.h.layer3Bytes / 4);
+      r = int64_t(lows.field(bit, b)) - halfStep(b);
+    }
+    if (s.h.countBits > 0) {
+      const uint32_t first = areaFirst_[size_t(k)], last = areaFirst_[size_t(k) + 1];
+      const uint8_t* positions = sectionB + s.l2.tableBytes;
+      const uint8_t target = uint8_t(ly * kAreaSide + lx);
+      const uint8_t* it = std::lower_bound(positions + first, positions + last, target);
+      if (it != positions + last && *it == target) {
+        const uint64_t entry = uint64_t(it - positions);
+        const uint64_t total = areaFirst_.back();
+        BitReader highs(positions + sectionBytes(total * 8), sectionBytes(total * s.h.highBits) / 4);
+        r += int64_t(unzigzag(highs.field(entry * s.h.highBits, s.h.highBits) + 1u)) *
+             (int64_t(1) << b);
+      }
+    }
+    v += r;
+  }
+  v = v < 0 ? 0 : (v > 65535 ? 65535 : v);
+  return uint16_t(uint16_t(v) ^ s.flip);
+}
+
+Status decodePoint(const uint8_t* data, size_t size, int x, int y, uint16_t& value,
+                   Layers layers) {
+  PatchView view;
+  if (Status st = PatchView::open(data, size, view); st != Status::Ok) return st;
+  if (x < 0 || y < 0 || x >= view.info().width || y >= view.info().height)
+    return Status::InvalidArgument;
+  if (layers != Layers::L1 && layers != Layers::L12 && layers != Layers::All)
+    return Status::InvalidArgument;
+  value = view.sample(x, y, layers);
+  return Status::Ok;
+}
+
+}  // namespace hfpac

@@ -1,0 +1,186 @@
+// layout.h - where everything lives in an HFPaC stream, and the exact integer arithmetic that
+// turns control points into heights (internal; shared by the CPU encoder, the CPU decoder and
+// the CUDA kernels, hence HFPAC_HD). docs/format.md is the normative description; the names
+// here follow it.
+#pragma once
+
+#include <cstdint>
+
+#include "codec/bitpack.h"
+#include "codec/hfpac.h"
+
+#ifdef __CUDACC__
+#define HFPAC_HD __host__ __device__
+#else
+#define HFPAC_HD
+#endif
+
+namespace hfpac::detail {
+
+// Header flag bits.
+constexpr uint8_t kFlagSigned = 1u << 0;
+constexpr uint8_t kFlagFlat = 1u << 1;
+constexpr uint8_t kFlagPerAreaBits = 1u << 2;
+constexpr uint8_t kKnownFlags = kFlagSigned | kFlagFlat | kFlagPerAreaBits;
+
+// Field width limits (docs/format.md explains each bound).
+constexpr int kMaxCornerBits = 16;
+constexpr int kMaxOffsetBits = 20;
+constexpr int kMaxHighBits = 18;
+constexpr int kMaxCountBits = 9;
+constexpr int kAreaBitsFieldBits = 5;  // width of one entry of the per-area b table
+constexpr int kMinSegLog = 2, kMaxSegLog = 5;
+
+// Fitted control points are clamped to this range, which bounds every offset field.
+constexpr int32_t kMinControl = -65536;
+constexpr int32_t kMaxControl = 131071;
+
+struct Header {
+  uint8_t version = kVersion;
+  uint8_t flags = 0;
+  uint8_t segLog = 0;       // s: segments are (2^s + 1)^2 samples
+  uint8_t uniformBits = 0;  // b when the per-area flag is clear
+  uint16_t width = 0, height = 0;
+  uint16_t base = 0;  // minimum sample (unsigned domain), or the value of a flat patch
+  uint8_t cornerBits = 0, edgeBits = 0, centreBits = 0, highBits = 0, countBits = 0;
+  uint32_t layer1Bytes = 0, layer2Bytes = 0, layer3Bytes = 0;  // section sizes after the header
+
+  bool isSigned() const { return flags & kFlagSigned; }
+  bool isFlat() const { return flags & kFlagFlat; }
+  bool perAreaBits() const { return flags & kFlagPerAreaBits; }
+};
+
+void writeHeader(const Header& h, uint8_t* out);  // kHeaderBytes bytes
+// Parses and range-checks the fixed header and checks that the announced sections fit in
+// `size` bytes. Does not look inside the sections.
+Status parseHeader(const uint8_t* data, size_t size, Header& h);
+
+// Sizes and offsets that follow from the header alone.
+struct Geometry {
+  int width = 0, height = 0;
+  int segLog = 0, n = 0;           // n = m - 1 = 2^s
+  int segX = 0, segY = 0;          // M x N segments
+  int areasX = 0, areasY = 0;      // 16 x 16 areas
+  uint64_t areas = 0;
+  // Section A (layer 1): bit offsets of the four groups of control points.
+  uint64_t cornerBit = 0, hedgeBit = 0, vedgeBit = 0, centreBit = 0, layer1Bits = 0;
+};
+Geometry makeGeometry(const Header& h);
+
+HFPAC_HD inline int segmentCount(int samples, int n) {
+  // Segments needed to cover `samples` samples; samples beyond the patch are clamp-extended.
+  return samples <= 1 ? 1 : (samples - 1 + n - 1) / n;
+}
+
+inline int areaWidth(const Geometry& g, int ax) {
+  const int w = g.width - ax * kAreaSide;
+  return w < kAreaSide ? w : kAreaSide;
+}
+inline int areaHeight(const Geometry& g, int ay) {
+  const int h = g.height - ay * kAreaSide;
+  return h < kAreaSide ? h : kAreaSide;
+}
+
+// Points before area (ax, ay) in layer-3 order (areas in raster order, points in raster order
+// inside each area).
+inline uint64_t pointsBeforeArea(const Geometry& g, int ax, int ay) {
+  const int ah = areaHeight(g, ay);
+  return uint64_t(ay) * kAreaSide * uint64_t(g.width) + uint64_t(ax) * kAreaSide * uint64_t(ah);
+}
+
+HFPAC_HD inline int64_t floorDiv(int64_t a, int64_t b) {  // b > 0
+  int64_t q = a / b;
+  if ((a % b) != 0 && a < 0) --q;
+  return q;
+}
+
+// The 3 x 3 control points of one segment, P[row][col]: row 0 = top edge (y = 0), col 0 = left.
+struct SegmentControls {
+  int32_t p[3][3];
+};
+
+// Quadratic Bernstein weights scaled by n^2 at sample i of a segment (0 <= i <= n).
+HFPAC_HD inline void bezierWeights(int i, int n, int64_t w[3]) {
+  w[0] = int64_t(n - i) * (n - i);
+  w[1] = 2 * int64_t(i) * (n - i);
+  w[2] = int64_t(i) * i;
+}
+
+// The layer-1 prediction at sample (i, j) of a segment: round(S / n^4) with
+// S = sum_rc wy[r] wx[c] P[r][c], rounding half up, clamped to 0..65535. All integer: this exact
+// expression is what makes CPU and GPU decoders bit-identical.
+HFPAC_HD inline int32_t evalSegment(const SegmentControls& c, int i, int j, int segLog) {
+  const int n = 1 << segLog;
+  int64_t wx[3], wy[3];
+  bezierWeights(i, n, wx);
+  bezierWeights(j, n, wy);
+  int64_t s = 0;
+  for (int r = 0; r < 3; ++r) {
+    const int64_t row = wx[0] * c.p[r][0] + wx[1] * c.p[r][1] + wx[2] * c.p[r][2];
+    s += wy[r] * row;
+  }
+  const int shift = 4 * segLog;
+  int64_t v = (s + (int64_t(1) << (shift - 1))) >> shift;  // arithmetic shift = floor
+  return int32_t(v < 0 ? 0 : (v > 65535 ? 65535 : v));
+}
+
+// Reconstructions of the stored offsets (docs/format.md, "Layer 1").
+HFPAC_HD inline int32_t edgeFromOffset(int32_t c0, int32_t c2, int32_t offset) {
+  return int32_t(floorDiv(int64_t(c0) + c2, 2)) + offset;
+}
+HFPAC_HD inline int32_t centreBase(const SegmentControls& c) {
+  const int64_t edges = int64_t(c.p[0][1]) + c.p[2][1] + c.p[1][0] + c.p[1][2];
+  const int64_t corners = int64_t(c.p[0][0]) + c.p[0][2] + c.p[2][0] + c.p[2][2];
+  return int32_t(floorDiv(2 * edges - corners, 4));
+}
+
+// Reads the 9 control points of segment (sx, sy) from section A.
+inline void loadSegment(const Header& h, const Geometry& g, const BitReader& a, int sx, int sy,
+                        SegmentControls& c) {
+  const int cb = h.cornerBits, eb = h.edgeBits;
+  const uint64_t cw = uint64_t(g.segX) + 1;
+  auto corner = [&](int i, int j) {
+    return int32_t(h.base) + int32_t(a.field(g.cornerBit + (uint64_t(j) * cw + i) * cb, cb));
+  };
+  c.p[0][0] = corner(sx, sy);
+  c.p[0][2] = corner(sx + 1, sy);
+  c.p[2][0] = corner(sx, sy + 1);
+  c.p[2][2] = corner(sx + 1, sy + 1);
+  auto hedge = [&](int i, int j) {
+    return unzigzag(a.field(g.hedgeBit + (uint64_t(j) * g.segX + i) * eb, eb));
+  };
+  auto vedge = [&](int i, int j) {
+    return unzigzag(a.field(g.vedgeBit + (uint64_t(j) * cw + i) * eb, eb));
+  };
+  c.p[0][1] = edgeFromOffset(c.p[0][0], c.p[0][2], hedge(sx, sy));
+  c.p[2][1] = edgeFromOffset(c.p[2][0], c.p[2][2], hedge(sx, sy + 1));
+  c.p[1][0] = edgeFromOffset(c.p[0][0], c.p[2][0], vedge(sx, sy));
+  c.p[1][2] = edgeFromOffset(c.p[0][2], c.p[2][2], vedge(sx + 1, sy));
+  const int zb = h.centreBits;
+  c.p[1][1] = centreBase(c) +
+              unzigzag(a.field(g.centreBit + (uint64_t(sy) * g.segX + sx) * zb, zb));
+}
+
+// Residual coding of one point with b bits (docs/format.md, "Layers 2 and 3"):
+// q = r + half(b); low = q mod 2^b goes to layer 3; high = floor(q / 2^b) != 0 makes the point
+// prominent, and zigzag(high) - 1 goes to layer 2.
+HFPAC_HD inline int32_t halfStep(int b) { return b > 0 ? (1 << (b - 1)) : 0; }
+
+// Area-table layout in section B, and the prominent list after it.
+struct Layer2Layout {
+  uint64_t bitsTableBit = 0;  // per-area b table (only with the per-area flag)
+  uint64_t countsBit = 0;
+  uint64_t tableBytes = 0;    // bytes of the b table + counts part
+};
+inline Layer2Layout makeLayer2Layout(const Header& h, const Geometry& g) {
+  Layer2Layout l;
+  const uint64_t tableBits = h.perAreaBits() ? g.areas * kAreaBitsFieldBits : 0;
+  l.countsBit = tableBits;
+  l.tableBytes = sectionBytes(tableBits + g.areas * h.countBits);
+  return l;
+}
+inline uint64_t layer2Bytes(const Layer2Layout& l, const Header& h, uint64_t prominent) {
+  return l.tableBytes + sectionBytes(prominent * 8) + sectionBytes(prominent * h.highBits);
+}
+
+}  // namespace hfpac::detail

@@ -95,8 +95,9 @@ inline Patch smooth(int w, int h, hfpac::SampleType type = hfpac::SampleType::UI
   Rng rng(seed);
   double fx[3], fy[3], ph[3];
   for (int i = 0; i < 3; ++i) {
-    fx[i] = 0.005 + double(rng.below(1000)) * 0.00004;
-    fy[i] = 0.005 + double(rng.below(1000)) * 0.00004;
+    // 0.002 .. 0.01 cycles per sample: wavelengths of 100 .. 500 samples.
+    fx[i] = 0.002 + double(rng.below(1000)) * 0.000008;
+    fy[i] = 0.002 + double(rng.below(1000)) * 0.000008;
     ph[i] = double(rng.below(6283)) * 0.001;
   }
   return generate("smooth", w, h, type,

@@ -56,8 +56,9 @@ PatchInfo infoFrom(const Header& h) {
   i.height = h.height;
   i.type = h.isSigned() ? SampleType::Int16 : SampleType::UInt16;
   i.flat = h.isFlat();
+  i.stored = h.isStored();
   i.perAreaBits = h.perAreaBits();
-  i.segment = h.isFlat() ? 0 : (1 << h.segLog) + 1;
+  i.segment = (h.isFlat() || h.isStored()) ? 0 : (1 << h.segLog) + 1;
   i.uniformBits = h.uniformBits;
   i.layer1Bytes = uint32_t(kHeaderBytes) + h.layer1Bytes;
   i.layer2Bytes = h.layer2Bytes;
@@ -72,7 +73,8 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) 
   const Header& h = s.h;
   s.g = makeGeometry(h);
   s.flip = h.isSigned() ? 0x8000u : 0u;
-  if (h.isFlat()) return Status::Ok;
+  if (h.isStored()) s.lows = BitReader(data + kHeaderBytes, h.layer3Bytes / 4);
+  if (h.isFlat() || h.isStored()) return Status::Ok;
   const Geometry& g = s.g;
   s.l2 = makeLayer2Layout(h, g);
   const uint8_t* sectionA = data + kHeaderBytes;
@@ -246,6 +248,16 @@ Status decode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride,
       std::fill_n(dst + size_t(y) * dstStride, g.width, uint16_t(s.h.base ^ s.flip));
     return Status::Ok;
   }
+  if (s.h.isStored()) {
+    // Every layer of a stored patch is exact.
+    for (int y = 0; y < g.height; ++y)
+      for (int x = 0; x < g.width; ++x)
+        dst[size_t(y) * dstStride + size_t(x)] =
+            uint16_t(s.lows.field((uint64_t(y) * uint64_t(g.width) + uint64_t(x)) * kMaxBits,
+                                  kMaxBits));
+    applyFlip(s, dst, dstStride);
+    return Status::Ok;
+  }
   predictPatch(s, dst, dstStride);
   if (layers != Layers::L1)
     if (Status st = addResiduals(s, dst, dstStride, layers); st != Status::Ok) return st;
@@ -273,6 +285,11 @@ uint16_t PatchView::sample(int x, int y, Layers layers) const {
   s.flip = s.h.isSigned() ? 0x8000u : 0u;
   if (s.h.isFlat()) return uint16_t(s.h.base ^ s.flip);
   const Geometry& g = s.g;
+  if (s.h.isStored()) {
+    const BitReader stored(data_ + kHeaderBytes, s.h.layer3Bytes / 4);
+    const uint64_t index = uint64_t(y) * uint64_t(g.width) + uint64_t(x);
+    return uint16_t(uint16_t(stored.field(index * kMaxBits, kMaxBits)) ^ s.flip);
+  }
   s.l2 = makeLayer2Layout(s.h, g);
   const uint8_t* sectionB = data_ + kHeaderBytes + s.h.layer1Bytes;
   s.a = BitReader(data_ + kHeaderBytes, s.h.layer1Bytes / 4);

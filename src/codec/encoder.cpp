@@ -384,6 +384,26 @@ int segLogForSize(int segment) {
   }
 }
 
+void encodeStored(const std::vector<uint16_t>& u, int width, int height, bool isSigned,
+                  std::vector<uint8_t>& out, EncodeStats* stats) {
+  BitWriter samples;
+  for (uint16_t v : u) samples.put(v, kMaxBits);
+  out.assign(size_t(kHeaderBytes), 0);
+  samples.flushTo(out);
+  Header h;
+  h.flags = uint8_t(kFlagStored | (isSigned ? kFlagSigned : 0));
+  h.uniformBits = kMaxBits;
+  h.width = uint16_t(width);
+  h.height = uint16_t(height);
+  h.layer3Bytes = uint32_t(out.size() - size_t(kHeaderBytes));
+  writeHeader(h, out.data());
+  if (stats) {
+    *stats = EncodeStats{};
+    readInfo(out.data(), out.size(), stats->info);
+    stats->bitsHistogram[kMaxBits] = uint32_t(u.size());
+  }
+}
+
 }  // namespace
 
 size_t maxEncodedSize(int width, int height) {
@@ -443,19 +463,24 @@ Status encode(const uint16_t* samples, size_t stride, int width, int height, Sam
   PatchEncoder encoder(u, width, height, lo, isSigned);
   if (options.segment != 0) {
     out = encoder.encode(segLogForSize(options.segment), options.bits, stats);
-    return Status::Ok;
-  }
-  // Auto segment: keep the smallest stream (the first one on ties, smallest segment first).
-  EncodeStats candidateStats;
-  bool first = true;
-  for (int segLog = kMinSegLog; segLog <= kMaxSegLog; ++segLog) {
-    std::vector<uint8_t> candidate = encoder.encode(segLog, options.bits, &candidateStats);
-    if (first || candidate.size() < out.size()) {
-      out = std::move(candidate);
-      if (stats) *stats = candidateStats;
-      first = false;
+  } else {
+    // Auto segment: keep the smallest stream (the first one on ties, smallest segment first).
+    EncodeStats candidateStats;
+    bool first = true;
+    for (int segLog = kMinSegLog; segLog <= kMaxSegLog; ++segLog) {
+      std::vector<uint8_t> candidate = encoder.encode(segLog, options.bits, &candidateStats);
+      if (first || candidate.size() < out.size()) {
+        out = std::move(candidate);
+        if (stats) *stats = candidateStats;
+        first = false;
+      }
     }
   }
+  // Incompressible data (white noise, random cliffs) would grow; store it instead, so no patch
+  // ever costs more than the header plus its 16-bit samples. Not for a fixed b: the caller asked
+  // for that layering.
+  const uint64_t rawBytes = uint64_t(kHeaderBytes) + sectionBytes(u.size() * kMaxBits);
+  if (options.bits < 0 && out.size() > rawBytes) encodeStored(u, width, height, isSigned, out, stats);
   return Status::Ok;
 }
 

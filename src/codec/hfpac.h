@@ -73,6 +73,7 @@ struct PatchInfo {
   int width = 0, height = 0;
   SampleType type = SampleType::UInt16;
   bool flat = false;         // all samples equal: the stream is just the header
+  bool stored = false;       // incompressible: kept as 16-bit samples (layer 3 only)
   bool perAreaBits = false;  // b varies per 16 x 16 area (layer 2 holds the table)
   int segment = 0;           // m (5, 9, 17, 33); 0 for flat patches
   int uniformBits = 0;       // b when !perAreaBits

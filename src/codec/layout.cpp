@@ -43,7 +43,7 @@ Geometry makeGeometry(const Header& h) {
   g.areasX = (g.width + kAreaSide - 1) / kAreaSide;
   g.areasY = (g.height + kAreaSide - 1) / kAreaSide;
   g.areas = uint64_t(g.areasX) * uint64_t(g.areasY);
-  if (h.isFlat()) return g;
+  if (h.isFlat() || h.isStored()) return g;
   g.segLog = h.segLog;
   g.n = 1 << h.segLog;
   g.segX = segmentCount(g.width, g.n);
@@ -81,6 +81,17 @@ Status parseHeader(const uint8_t* data, size_t size, Header& h) {
   if ((h.flags & ~kKnownFlags) != 0 || data[19] != 0) return Status::InvalidHeader;
   if (h.width < 1 || h.width > kMaxPatchSide || h.height < 1 || h.height > kMaxPatchSide)
     return Status::InvalidHeader;
+  if (h.isStored()) {
+    // Stored patch: layer 3 alone, 16 bits per sample in raster order.
+    if (h.isFlat() || h.perAreaBits() || h.segLog || h.uniformBits != kMaxBits || h.base ||
+        h.cornerBits || h.edgeBits || h.centreBits || h.highBits || h.countBits ||
+        h.layer1Bytes || h.layer2Bytes)
+      return Status::InvalidHeader;
+    if (h.layer3Bytes != sectionBytes(uint64_t(h.width) * h.height * kMaxBits))
+      return Status::SizeMismatch;
+    if (uint64_t(kHeaderBytes) + h.layer3Bytes > size) return Status::TruncatedStream;
+    return Status::Ok;
+  }
   if (h.isFlat()) {
     // A flat patch is the header alone; everything else must be zero so that one patch has
     // exactly one encoding.

@@ -21,7 +21,8 @@ namespace hfpac::detail {
 constexpr uint8_t kFlagSigned = 1u << 0;
 constexpr uint8_t kFlagFlat = 1u << 1;
 constexpr uint8_t kFlagPerAreaBits = 1u << 2;
-constexpr uint8_t kKnownFlags = kFlagSigned | kFlagFlat | kFlagPerAreaBits;
+constexpr uint8_t kFlagStored = 1u << 3;  // incompressible patch: 16-bit samples, no layers 1/2
+constexpr uint8_t kKnownFlags = kFlagSigned | kFlagFlat | kFlagPerAreaBits | kFlagStored;
 
 // Field width limits (docs/format.md explains each bound).
 constexpr int kMaxCornerBits = 16;
@@ -48,6 +49,7 @@ struct Header {
   bool isSigned() const { return flags & kFlagSigned; }
   bool isFlat() const { return flags & kFlagFlat; }
   bool perAreaBits() const { return flags & kFlagPerAreaBits; }
+  bool isStored() const { return flags & kFlagStored; }
 };
 
 void writeHeader(const Header& h, uint8_t* out);  // kHeaderBytes bytes

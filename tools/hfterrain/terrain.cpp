@@ -4,6 +4,9 @@
 #include <fftw3.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -209,8 +212,14 @@ struct Drainage {
   std::vector<uint8_t> dir;   // index into kDx/kDy of the receiver
 };
 
-void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drainage& d) {
+// With fill = false, h is left as it is: the flood runs on a filled copy, so depressions keep
+// their floors and the stream-power step below fills them from upstream instead.
+void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drainage& d,
+           bool fill) {
   const size_t count = h.size();
+  std::vector<double> copy;
+  if (!fill) copy = h;
+  std::vector<double>& w = fill ? h : copy;
   d.order.clear();
   d.order.reserve(count);
   d.receiver.assign(count, -1);
@@ -223,7 +232,7 @@ void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drain
     const bool border = x == 0 || y == 0 || x == n - 1 || y == n - 1;
     if (sea[i] || border) {
       done[i] = 1;
-      open.emplace(h[i], static_cast<int>(i));
+      open.emplace(w[i], static_cast<int>(i));
     }
   }
   while (!open.empty()) {
@@ -238,10 +247,10 @@ void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drain
       if (done[j]) continue;
       done[j] = 1;
       // Fill pits to just above their spill point so that water still flows.
-      h[j] = std::max(h[j], h[static_cast<size_t>(i)] + 1e-3);
+      w[j] = std::max(w[j], w[static_cast<size_t>(i)] + 1e-3);
       d.receiver[j] = i;
       d.dir[j] = static_cast<uint8_t>(k ^ 1);  // direction from j back to i
-      open.emplace(h[j], static_cast<int>(j));
+      open.emplace(w[j], static_cast<int>(j));
     }
   }
 }
@@ -280,7 +289,10 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   if (!(o.maxHeight >= 10.0 && o.maxHeight <= 65535.0)) return fail("max height must be in 10..65535");
   if (!(o.seaFraction >= 0.0 && o.seaFraction <= 0.9)) return fail("sea fraction must be in 0..0.9");
   if (!(o.beta >= 1.0 && o.beta <= 3.5)) return fail("beta must be in 1..3.5");
-  auto step = [&](double f, const char* stage) { return !progress || progress(f, stage); };
+  auto t0 = std::chrono::steady_clock::now();
+  auto step = [&](double f, const char* stage) {
+    if (std::getenv("HFT_TIME")) std::fprintf(stderr, "%.2f %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count(), stage);
+    return !progress || progress(f, stage); };
 
   const int n = o.size;
   const size_t count = static_cast<size_t>(n) * n;
@@ -319,17 +331,16 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   for (size_t i = 0; i < count; ++i) top = std::max(top, c[i] - sea_level);
   if (!(top > 0.0)) return fail("degenerate field");
 
-  // Land: a power curve gives broad coastal plains and steep interiors; ridges ((1-|b|)^2,
-  // sharp along the zero lines of a band-limited field) grow with height, like real ranges.
+  auto P = [](const char* name, double def) { const char* v = std::getenv(name); return v ? std::atof(v) : def; };
+  const double w1 = P("HFT_R1", 0.35), w2 = P("HFT_R2", 0.1), ex = P("HFT_EXP", 1.4);
   std::vector<double> h(count, 0.0);
   for (size_t i = 0; i < count; ++i) {
     if (sea[i]) continue;
     const double e = std::max(c[i] - sea_level, 0.0) / top;
     const double r1 = 1.0 - std::min(std::abs(band1[i]) * 0.6, 1.0);
     const double r2 = 1.0 - std::min(std::abs(band2[i]) * 0.6, 1.0);
-    const double ridge = r1 * r1 * (0.75 + 0.5 * r2 * r2);
     const double mountains = smoothstep(0.05, 0.6, e);
-    h[i] = o.maxHeight * (0.75 * std::pow(e, 1.4) + 0.35 * mountains * ridge * (0.3 + e));
+    h[i] = o.maxHeight * (std::pow(e, ex) + mountains * (0.3 + e) * (w1 * r1 * r1 + w2 * r2 * r2));
   }
   base.clear();
   band1.clear();
@@ -338,16 +349,18 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
 
   // 5. Erosion: scree slopes, then rivers, then scree again to widen the cut valleys.
   if (!step(0.6, "erosion")) return fail("cancelled");
-  const double talus = 0.9 * cell_m;  // ~42 degrees: steeper rock does not stay
-  thermalErosion(h, sea, n, talus, 8);
+  const double talus = P("HFT_TALUS", 0.9) * cell_m;  // ~42 degrees: steeper rock does not stay
+  thermalErosion(h, sea, n, talus, 4);
   Drainage d;
-  for (int pass = 0; pass < 2; ++pass) {
-    drain(h, sea, n, d);
-    streamPower(h, d, cell_m, 2.5e-3 / scale, 0.5);
-    thermalErosion(h, sea, n, talus, 6);
-    if (!step(0.7 + 0.12 * pass, "erosion")) return fail("cancelled");
+  const int passes = static_cast<int>(P("HFT_PASSES", 3));
+  const double kdt = P("HFT_K", 2e-2);
+  for (int pass = 0; pass < passes; ++pass) {
+    drain(h, sea, n, d, false);
+    streamPower(h, d, cell_m, kdt / scale, 0.5);
+    thermalErosion(h, sea, n, talus, static_cast<int>(P("HFT_TH", 4)));
+    if (!step(0.7 + 0.25 * pass / passes, "erosion")) return fail("cancelled");
   }
-  drain(h, sea, n, d);  // leaves no closed depressions: lakes are flat and spill to the sea
+  if (P("HFT_FILL", 1) > 0) drain(h, sea, n, d, true);  // leaves no closed depressions: lakes are flat and spill to the sea
 
   // 6. Scale land to maxHeight; the shore starts at 1 m so that land never reads as sea.
   double land_max = 0.0;

@@ -1,0 +1,342 @@
+// codec_bench.cpp - one input of `hfbench codec` (codec_bench.h).
+#include "codec_bench.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <new>
+
+#include "timer.h"
+
+namespace hfbench {
+
+namespace {
+
+void say(const LogFn& log, const std::string& message) {
+  if (log) log(message);
+}
+
+std::string where(const PatchSet& set, size_t i) {
+  const PatchRect& r = set.rects[i];
+  return "patch " + std::to_string(i) + " at (" + std::to_string(r.x0) + ", " +
+         std::to_string(r.y0) + ") " + std::to_string(r.width) + "x" + std::to_string(r.height);
+}
+
+// Codec inconsistencies: the first occurrence of each kind, with a count, so that a systematic
+// problem makes one readable line rather than thousands.
+class Notes {
+ public:
+  void add(const std::string& kind, const std::string& first) {
+    for (Entry& e : entries_) {
+      if (e.kind == kind) {
+        ++e.count;
+        return;
+      }
+    }
+    entries_.push_back(Entry{kind, first, 1});
+  }
+  void appendTo(std::vector<std::string>& out) const {
+    for (const Entry& e : entries_) {
+      std::string line = e.kind + ": " + e.first;
+      if (e.count > 1) line += " (and " + std::to_string(e.count - 1) + " more)";
+      out.push_back(line);
+    }
+  }
+
+ private:
+  struct Entry {
+    std::string kind, first;
+    size_t count;
+  };
+  std::vector<Entry> entries_;
+};
+
+int highestBits(const hfpac::EncodeStats& stats) {
+  for (int b = hfpac::kMaxBits; b > 0; --b)
+    if (stats.bitsHistogram[b] != 0) return b;
+  return 0;
+}
+
+bool sameInfo(const hfpac::PatchInfo& a, const hfpac::PatchInfo& b) {
+  return a.width == b.width && a.height == b.height && a.type == b.type && a.flat == b.flat &&
+         a.perAreaBits == b.perAreaBits && a.segment == b.segment &&
+         a.uniformBits == b.uniformBits && a.layer1Bytes == b.layer1Bytes &&
+         a.layer2Bytes == b.layer2Bytes && a.layer3Bytes == b.layer3Bytes &&
+         a.streamBytes == b.streamBytes;
+}
+
+std::vector<hfpac::PatchOut> patchOuts(const PatchSet& set,
+                                       const std::vector<std::vector<uint8_t>>& streams,
+                                       uint16_t* decoded) {
+  std::vector<hfpac::PatchOut> outs(set.rects.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const PatchRect& r = set.rects[i];
+    outs[i].data = streams[i].data();
+    outs[i].size = streams[i].size();
+    outs[i].dst = decoded + r.offset;
+    outs[i].dstStride = static_cast<size_t>(r.width);
+    outs[i].dstCapacity = r.points();
+  }
+  return outs;
+}
+
+// PatchView::sample at the corners and a few pseudo-random points of every patch, compared with
+// `reference` (packed layout): the original for Layers::All, the whole-patch decode otherwise.
+void checkPoints(const PatchSet& set, const std::vector<std::vector<uint8_t>>& streams,
+                 hfpac::Layers layers, const uint16_t* reference, HfpacResult& result,
+                 Notes& notes) {
+  const char* layer_name = layers == hfpac::Layers::L1 ? "L1" : layers == hfpac::Layers::L12 ? "L12" : "All";
+  uint32_t rng = 0x9e3779b9u;
+  for (size_t i = 0; i < set.rects.size(); ++i) {
+    const PatchRect& r = set.rects[i];
+    hfpac::PatchView view;
+    const hfpac::Status st = hfpac::PatchView::open(streams[i].data(), streams[i].size(), view);
+    if (st != hfpac::Status::Ok) {
+      result.pointDecodeOk = false;
+      notes.add("PatchView::open failed", where(set, i) + ": " + hfpac::statusMessage(st));
+      continue;
+    }
+    constexpr int kRandomPoints = 12;
+    for (int k = 0; k < 4 + kRandomPoints; ++k) {
+      int x, y;
+      if (k < 4) {
+        x = (k & 1) ? r.width - 1 : 0;
+        y = (k & 2) ? r.height - 1 : 0;
+      } else {
+        rng = rng * 1664525u + 1013904223u;
+        x = static_cast<int>((rng >> 8) % static_cast<uint32_t>(r.width));
+        rng = rng * 1664525u + 1013904223u;
+        y = static_cast<int>((rng >> 8) % static_cast<uint32_t>(r.height));
+      }
+      const uint16_t want = reference[r.offset + static_cast<size_t>(y) * r.width + x];
+      const uint16_t got = view.sample(x, y, layers);
+      ++result.pointsChecked;
+      if (got != want) {
+        result.pointDecodeOk = false;
+        notes.add(std::string("PatchView::sample(") + layer_name + ") differs",
+                  where(set, i) + ", point (" + std::to_string(x) + ", " + std::to_string(y) +
+                      "): " + std::to_string(sampleValue(got, set.type)) + " instead of " +
+                      std::to_string(sampleValue(want, set.type)));
+      }
+    }
+  }
+}
+
+bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, std::vector<uint16_t>& decoded,
+              HfpacResult& result, std::string& error, const LogFn& log) {
+  const size_t count = set.rects.size();
+  Notes notes;
+
+  std::vector<hfpac::PatchIn> ins(count);
+  for (size_t i = 0; i < count; ++i) {
+    const PatchRect& r = set.rects[i];
+    ins[i].samples = set.packed.data() + r.offset;
+    ins[i].stride = static_cast<size_t>(r.width);
+    ins[i].width = r.width;
+    ins[i].height = r.height;
+    ins[i].type = set.type;
+  }
+  hfpac::EncodeOptions encode_options;
+  encode_options.segment = options.segment;
+  encode_options.bits = options.bits;
+
+  // Encode, single thread.
+  say(log, "hfpac encode");
+  std::vector<std::vector<uint8_t>> streams(count);
+  std::vector<hfpac::EncodeStats> stats(count);
+  {
+    Stopwatch watch;
+    for (size_t i = 0; i < count; ++i) {
+      const hfpac::PatchIn& p = ins[i];
+      const hfpac::Status st = hfpac::encode(p.samples, p.stride, p.width, p.height, p.type,
+                                             encode_options, streams[i], &stats[i]);
+      if (st != hfpac::Status::Ok) {
+        error = "hfpac::encode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+        return false;
+      }
+    }
+    result.encodeSeconds = watch.seconds();
+  }
+
+  // Encode, threads; must be byte-identical (the format promises deterministic streams).
+  say(log, "hfpac encodeBatch");
+  {
+    std::vector<std::vector<uint8_t>> streams_mt;
+    std::vector<hfpac::Status> statuses;
+    Stopwatch watch;
+    const hfpac::Status st = hfpac::encodeBatch(ins.data(), count, encode_options, streams_mt,
+                                                statuses, options.threads);
+    result.encodeMtSeconds = watch.seconds();
+    result.deterministicMt = st == hfpac::Status::Ok && streams_mt.size() == count;
+    if (st != hfpac::Status::Ok)
+      notes.add("encodeBatch failed", hfpac::statusMessage(st));
+    for (size_t i = 0; result.deterministicMt && i < count; ++i) {
+      if (streams_mt[i] != streams[i]) {
+        result.deterministicMt = false;
+        notes.add("encodeBatch bytes differ from encode", where(set, i));
+      }
+    }
+  }
+
+  // Sizes and statistics, cross-checked with readInfo().
+  for (size_t i = 0; i < count; ++i) {
+    const hfpac::EncodeStats& s = stats[i];
+    const std::vector<uint8_t>& stream = streams[i];
+    result.compressedBytes += stream.size();
+    result.layer1Bytes += s.info.layer1Bytes;
+    result.layer2Bytes += s.info.layer2Bytes;
+    result.layer3Bytes += s.info.layer3Bytes;
+    uint64_t histogram_points = 0;
+    for (int b = 0; b <= hfpac::kMaxBits; ++b) {
+      result.bitsHistogram[b] += s.bitsHistogram[b];
+      histogram_points += s.bitsHistogram[b];
+    }
+    result.prominentPoints += s.prominentPoints;
+    if (s.info.flat) ++result.flatPatches;
+    if (s.info.perAreaBits) ++result.perAreaBitsPatches;
+    ++result.segmentHistogram[s.info.segment];
+
+    if (stream.size() % 4 != 0)
+      notes.add("stream size not a multiple of 4", where(set, i) + ": " + std::to_string(stream.size()) + " B");
+    if (s.info.streamBytes != stream.size() ||
+        s.info.streamBytes != uint64_t(s.info.layer1Bytes) + s.info.layer2Bytes + s.info.layer3Bytes)
+      notes.add("EncodeStats sizes disagree with the stream",
+                where(set, i) + ": stream " + std::to_string(stream.size()) + " B, info " +
+                    std::to_string(s.info.streamBytes) + " = " + std::to_string(s.info.layer1Bytes) +
+                    " + " + std::to_string(s.info.layer2Bytes) + " + " +
+                    std::to_string(s.info.layer3Bytes));
+    if (!s.info.flat && histogram_points != set.rects[i].points())
+      notes.add("bits histogram does not count every point",
+                where(set, i) + ": " + std::to_string(histogram_points) + " counted");
+    hfpac::PatchInfo info;
+    const hfpac::Status st = hfpac::readInfo(stream.data(), stream.size(), info);
+    if (st != hfpac::Status::Ok)
+      notes.add("readInfo failed on an encoder stream", where(set, i) + ": " + hfpac::statusMessage(st));
+    else if (!sameInfo(info, s.info))
+      notes.add("readInfo disagrees with EncodeStats", where(set, i));
+  }
+
+  // Decode, single thread, best of repeat.
+  say(log, "hfpac decode");
+  decoded.assign(set.points(), 0);
+  result.decodeSeconds = bestOf(options.repeat, [&] {
+    for (size_t i = 0; i < count; ++i) {
+      const PatchRect& r = set.rects[i];
+      const hfpac::Status st =
+          hfpac::decode(streams[i].data(), streams[i].size(), decoded.data() + r.offset,
+                        static_cast<size_t>(r.width), r.points(), hfpac::Layers::All);
+      if (st != hfpac::Status::Ok) {
+        result.decodeError = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+        return false;
+      }
+    }
+    return true;
+  });
+  result.lossless = result.decodeError.empty() && comparePatches(set, decoded.data(), result.mismatch);
+  if (!result.decodeError.empty()) result.decodeSeconds = 0;
+
+  // Decode, threads, best of repeat, into a poisoned buffer so that unwritten samples show.
+  say(log, "hfpac decodeBatch");
+  std::fill(decoded.begin(), decoded.end(), uint16_t{0x5a5a});
+  {
+    const std::vector<hfpac::PatchOut> outs = patchOuts(set, streams, decoded.data());
+    std::vector<hfpac::Status> statuses;
+    hfpac::Status batch_status = hfpac::Status::Ok;
+    result.decodeMtSeconds = bestOf(options.repeat, [&] {
+      batch_status = hfpac::decodeBatch(outs.data(), count, hfpac::Layers::All, statuses, options.threads);
+      return batch_status == hfpac::Status::Ok;
+    });
+    Mismatch mt_mismatch;
+    result.losslessMt = batch_status == hfpac::Status::Ok && comparePatches(set, decoded.data(), mt_mismatch);
+    if (batch_status != hfpac::Status::Ok) {
+      result.decodeMtSeconds = 0;
+      notes.add("decodeBatch failed", hfpac::statusMessage(batch_status));
+    } else if (mt_mismatch.any) {
+      notes.add("decodeBatch output differs from the input",
+                where(set, mt_mismatch.patch) + ", point (" + std::to_string(mt_mismatch.x) +
+                    ", " + std::to_string(mt_mismatch.y) + ")");
+    }
+  }
+  checkPoints(set, streams, hfpac::Layers::All, set.packed.data(), result, notes);
+
+  // Progressive layers: max error of L1 and L12, the L12 bound, and point decode at each.
+  say(log, "hfpac layers");
+  for (const hfpac::Layers layers : {hfpac::Layers::L1, hfpac::Layers::L12}) {
+    const std::vector<hfpac::PatchOut> outs = patchOuts(set, streams, decoded.data());
+    std::vector<hfpac::Status> statuses;
+    const hfpac::Status st = hfpac::decodeBatch(outs.data(), count, layers, statuses, options.threads);
+    const char* name = layers == hfpac::Layers::L1 ? "L1" : "L12";
+    if (st != hfpac::Status::Ok) {
+      notes.add(std::string("decodeBatch(") + name + ") failed", hfpac::statusMessage(st));
+      continue;
+    }
+    long worst = 0;
+    for (size_t i = 0; i < count; ++i) {
+      const long err = maxAbsError(set, i, decoded.data());
+      worst = std::max(worst, err);
+      if (layers == hfpac::Layers::L12) {
+        const int b = highestBits(stats[i]);
+        const long bound = b == 0 ? 0 : (1L << (b - 1));
+        if (err > bound) {
+          if (result.l12BoundViolations == 0) result.l12FirstViolation = i;
+          ++result.l12BoundViolations;
+          notes.add("L12 error above 2^(b-1)", where(set, i) + ": error " + std::to_string(err) +
+                                                   ", largest b " + std::to_string(b));
+        }
+      }
+    }
+    (layers == hfpac::Layers::L1 ? result.maxErrL1 : result.maxErrL12) = worst;
+    checkPoints(set, streams, layers, decoded.data(), result, notes);
+  }
+
+  notes.appendTo(result.notes);
+  return true;
+}
+
+}  // namespace
+
+InputResult benchCodecInput(const std::string& path, const CodecBenchOptions& options,
+                            const LogFn& log) {
+  InputResult result;
+  result.input = path;
+  result.patchSide = options.patch;
+  try {
+    Stopwatch total;
+    say(log, "read");
+    {
+      Stopwatch watch;
+      std::string error;
+      if (!demio::readDem(path, result.dem, error, options.read)) {
+        result.error = error;
+        return result;
+      }
+      result.readSeconds = watch.seconds();
+    }
+    const demio::Dem& dem = result.dem;
+    PatchSet set = cutPatches(dem.samples.data(), dem.width, dem.height, options.patch, dem.type);
+    result.dem.samples.clear();
+    result.dem.samples.shrink_to_fit();
+    result.patches = set.rects.size();
+    result.points = set.points();
+
+    std::vector<uint16_t> decoded;
+    std::string error;
+    if (!runHfpac(set, options, decoded, result.hfpac, error, log)) {
+      result.error = error;
+      return result;
+    }
+    say(log, "zstd");
+    result.zstd = benchZstd(set, options.zstdLevel, options.repeat, decoded);
+    say(log, "lerc");
+    result.lerc = benchLerc(set, options.repeat, decoded);
+    result.ok = true;
+    result.totalSeconds = total.seconds();
+  } catch (const std::bad_alloc&) {
+    result.error = "out of memory";
+  } catch (const std::exception& e) {
+    result.error = std::string("unexpected exception: ") + e.what();
+  }
+  return result;
+}
+
+}  // namespace hfbench

@@ -114,10 +114,11 @@ TEST(Batch, DecodeMatchesSingleCallsOnAnyThreadCount) {
           for (int x = 0; x < p.width; ++x)
             bad += dst[i][size_t(y) * po[i].dstStride + size_t(x)] != single[i][size_t(y) * size_t(p.width) + size_t(x)];
         EXPECT_EQ(bad, 0) << "patch " << i;
-        if (layers == Layers::All)
+        if (layers == Layers::All) {
           for (int y = 0; y < p.height; ++y)
             for (int x = 0; x < p.width; ++x)
               ASSERT_EQ(dst[i][size_t(y) * po[i].dstStride + size_t(x)], p.at(x, y)) << "patch " << i;
+        }
       }
     }
   }
@@ -163,9 +164,9 @@ TEST(Batch, DecodeReportsTheFirstFailure) {
   std::vector<hfpac::PatchOut> po(patches.size());
   for (size_t i = 0; i < patches.size(); ++i) {
     dst[i].assign(size_t(patches[i].width) * size_t(patches[i].height), 0);
-    po[i] = {streams[i].data(), streams[i].size(), dst[i].data(), size_t(patches[i].width), dst[i].size()};
+    const size_t capacity = i == 6 ? 1 : dst[i].size();  // patch 6: InvalidArgument
+    po[i] = {streams[i].data(), streams[i].size(), dst[i].data(), size_t(patches[i].width), capacity};
   }
-  po[6].dstCapacity = 1;  // InvalidArgument
   for (int threads : {1, 2, 4}) {
     EXPECT_EQ(hfpac::decodeBatch(po.data(), po.size(), Layers::All, statuses, threads), Status::BadMagic);
     ASSERT_EQ(statuses.size(), po.size());

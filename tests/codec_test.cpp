@@ -87,9 +87,9 @@ TEST_P(KindsBySizes, LosslessSomeOptionSets) {
 INSTANTIATE_TEST_SUITE_P(
     Codec, KindsBySizes,
     ::testing::Combine(::testing::Range(0, int(allKinds().size())), ::testing::Range(0, int(std::size(kSizes)))),
-    [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
-      const Size sz = kSizes[std::get<1>(info.param)];
-      return allKinds()[size_t(std::get<0>(info.param))].name + "_" + std::to_string(sz.w) + "x" +
+    [](const ::testing::TestParamInfo<std::tuple<int, int>>& pi) {
+      const Size sz = kSizes[std::get<1>(pi.param)];
+      return allKinds()[size_t(std::get<0>(pi.param))].name + "_" + std::to_string(sz.w) + "x" +
              std::to_string(sz.h);
     });
 
@@ -112,8 +112,8 @@ TEST_P(SegmentsByBits, Lossless) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codec, SegmentsByBits, ::testing::Range(-1, hfpac::kMaxBits + 1),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                           return info.param < 0 ? std::string("bits_auto") : "bits_" + std::to_string(info.param);
+                         [](const ::testing::TestParamInfo<int>& pi) {
+                           return pi.param < 0 ? std::string("bits_auto") : "bits_" + std::to_string(pi.param);
                          });
 
 // ---- Odd shapes and strides ----

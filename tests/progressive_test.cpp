@@ -52,7 +52,9 @@ TEST_P(FixedBits, Layer12ErrorBound) {
       std::vector<uint16_t> out;
       ASSERT_EQ(hftest::decodeTo(st, p.width, p.height, out, Layers::L12), Status::Ok);
       EXPECT_LE(hftest::maxAbsError(p, out, size_t(p.width)), bound);
-      if (b == 0) EXPECT_EQ(hftest::maxAbsError(p, out, size_t(p.width)), 0) << "b = 0: layers 1+2 are lossless";
+      if (b == 0) {
+        EXPECT_EQ(hftest::maxAbsError(p, out, size_t(p.width)), 0) << "b = 0: layers 1+2 are lossless";
+      }
       ASSERT_EQ(hftest::decodeTo(st, p.width, p.height, out, Layers::All), Status::Ok);
       EXPECT_EQ(hftest::maxAbsError(p, out, size_t(p.width)), 0);
     }

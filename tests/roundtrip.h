@@ -123,8 +123,12 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
   if (!flat) {
     EXPECT_EQ(histSum, uint64_t(p.width) * uint64_t(p.height));
     EXPECT_LE(rt.stats.prominentPoints, uint32_t(p.width * p.height));
-    if (o.bits >= 0) EXPECT_EQ(rt.stats.bitsHistogram[o.bits], uint32_t(p.width * p.height));
-    if (!info.perAreaBits) EXPECT_EQ(rt.maxBits, info.uniformBits);
+    if (o.bits >= 0) {
+      EXPECT_EQ(rt.stats.bitsHistogram[o.bits], uint32_t(p.width * p.height));
+    }
+    if (!info.perAreaBits) {
+      EXPECT_EQ(rt.maxBits, info.uniformBits);
+    }
   } else {
     EXPECT_EQ(rt.stats.prominentPoints, 0u);
   }
@@ -170,7 +174,9 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
   EXPECT_LE(maxAbsError(p, out, w), bound) << "layers 1+2 with b <= " << rt.maxBits;
   // Layer 1 decodes; a flat patch is exact even there.
   ASSERT_EQ(decodeTo(st, p.width, p.height, out, hfpac::Layers::L1), hfpac::Status::Ok);
-  if (flat) EXPECT_EQ(maxAbsError(p, out, w), 0);
+  if (flat) {
+    EXPECT_EQ(maxAbsError(p, out, w), 0);
+  }
 
   if (result) *result = std::move(rt);
 }

@@ -18,6 +18,8 @@ struct ViewAccess {
   static std::vector<uint32_t>& low(PatchView& v) { return v.areaLow_; }
   static std::vector<uint32_t>& first(PatchView& v) { return v.areaFirst_; }
   static std::vector<uint8_t>& bits(PatchView& v) { return v.areaBits_; }
+  static std::vector<uint32_t>& mask(PatchView& v) { return v.areaMask_; }
+  static uint32_t& maskBytes(PatchView& v) { return v.maskBytes_; }
   static void set(PatchView& v, const uint8_t* d, size_t s, const PatchInfo& i) {
     v.data_ = d;
     v.size_ = s;
@@ -36,6 +38,13 @@ struct Stream {
   const uint8_t* positions = nullptr;
   uint64_t prominent = 0;
   uint16_t flip = 0;
+  BitReader maskCodes, maskBitmaps;  // masked streams only
+  uint16_t maskValue = 0;
+  uint64_t maskBytes = 0;
+
+  uint32_t maskCode(uint64_t k) const {
+    return h.isMasked() ? maskCodes.field(k * 2, 2) : kMaskNone;
+  }
 
   int areaBits(uint64_t k) const {
     return h.perAreaBits() ? int(table.field(l2.bitsTableBit + k * kAreaBitsFieldBits,
@@ -58,6 +67,7 @@ PatchInfo infoFrom(const Header& h) {
   i.flat = h.isFlat();
   i.stored = h.isStored();
   i.perAreaBits = h.perAreaBits();
+  i.masked = h.isMasked();
   i.segment = (h.isFlat() || h.isStored()) ? 0 : (1 << h.segLog) + 1;
   i.uniformBits = h.uniformBits;
   i.layer1Bytes = uint32_t(kHeaderBytes) + h.layer1Bytes;
@@ -81,8 +91,39 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) 
   const uint8_t* sectionB = sectionA + h.layer1Bytes;
   const uint8_t* sectionD = sectionB + h.layer2Bytes;
   s.a = BitReader(sectionA, h.layer1Bytes / 4);
-  if (s.l2.tableBytes > h.layer2Bytes) return Status::SizeMismatch;
-  s.table = BitReader(sectionB, s.l2.tableBytes / 4);
+
+  const uint8_t* tableStart = sectionB;
+  if (h.isMasked()) {
+    const uint64_t codesBytes = maskCodesBytes(g);
+    if (4 + codesBytes > h.layer2Bytes) return Status::SizeMismatch;
+    const uint32_t word = loadWordLE(sectionB);
+    if ((word >> 16) != 0) return Status::InvalidMask;
+    s.maskValue = uint16_t(word);
+    s.maskCodes = BitReader(sectionB + 4, codesBytes / 4);
+    std::vector<uint32_t>* maskIndex = nullptr;
+    if (view) {
+      maskIndex = &ViewAccess::mask(*view);
+      maskIndex->assign(size_t(g.areas), 0);  // bounded: the codes alone take 2 bits per area
+    }
+    uint64_t bitmapBits = 0;
+    for (int ay = 0; ay < g.areasY; ++ay)
+      for (int ax = 0; ax < g.areasX; ++ax) {
+        const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
+        const uint32_t code = s.maskCode(k);
+        if (code > kMaskBitmap) return Status::InvalidMask;
+        if (code == kMaskBitmap) {
+          if (maskIndex) (*maskIndex)[size_t(k)] = uint32_t(bitmapBits);
+          bitmapBits += uint64_t(areaWidth(g, ax) * areaHeight(g, ay));
+        }
+      }
+    s.maskBytes = maskPartBytes(g, bitmapBits);
+    if (s.maskBytes > h.layer2Bytes) return Status::SizeMismatch;
+    s.maskBitmaps = BitReader(sectionB + 4 + codesBytes, sectionBytes(bitmapBits) / 4);
+    tableStart = sectionB + s.maskBytes;
+    if (view) ViewAccess::maskBytes(*view) = uint32_t(s.maskBytes);
+  }
+  if (s.maskBytes + s.l2.tableBytes > h.layer2Bytes) return Status::SizeMismatch;
+  s.table = BitReader(tableStart, s.l2.tableBytes / 4);
 
   std::vector<uint32_t>* lowIndex = nullptr;
   std::vector<uint32_t>* firstIndex = nullptr;
@@ -119,10 +160,10 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) 
       lowBits += uint64_t(points) * uint64_t(b);
     }
   if (firstIndex) (*firstIndex)[size_t(g.areas)] = uint32_t(prominent);
-  if (h.layer2Bytes != layer2Bytes(s.l2, h, prominent)) return Status::SizeMismatch;
+  if (h.layer2Bytes != s.maskBytes + layer2Bytes(s.l2, h, prominent)) return Status::SizeMismatch;
   if (h.layer3Bytes != sectionBytes(lowBits)) return Status::SizeMismatch;
   s.prominent = prominent;
-  s.positions = sectionB + s.l2.tableBytes;
+  s.positions = tableStart + s.l2.tableBytes;
   s.highs = BitReader(s.positions + sectionBytes(prominent * 8),
                       sectionBytes(prominent * h.highBits) / 4);
   s.lows = BitReader(sectionD, h.layer3Bytes / 4);
@@ -216,6 +257,24 @@ Status addResiduals(const Stream& s, uint16_t* dst, size_t stride, Layers layers
   return Status::Ok;
 }
 
+// Masked points decode to the masked value at every layer.
+void applyMask(const Stream& s, uint16_t* dst, size_t stride) {
+  if (!s.h.isMasked()) return;
+  const Geometry& g = s.g;
+  uint64_t bitmapBit = 0;
+  for (int ay = 0; ay < g.areasY; ++ay)
+    for (int ax = 0; ax < g.areasX; ++ax) {
+      const uint32_t code = s.maskCode(uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax));
+      if (code == kMaskNone) continue;
+      const int aw = areaWidth(g, ax), ah = areaHeight(g, ay);
+      for (int ly = 0; ly < ah; ++ly) {
+        uint16_t* row = dst + size_t(ay * kAreaSide + ly) * stride + size_t(ax * kAreaSide);
+        for (int lx = 0; lx < aw; ++lx)
+          if (code == kMaskAll || s.maskBitmaps.field(bitmapBit++, 1)) row[lx] = s.maskValue;
+      }
+    }
+}
+
 void applyFlip(const Stream& s, uint16_t* dst, size_t stride) {
   if (!s.flip) return;
   for (int y = 0; y < s.g.height; ++y) {
@@ -230,6 +289,11 @@ Status readInfo(const uint8_t* data, size_t size, PatchInfo& info) {
   Header h;
   if (Status st = parseHeader(data, size, h); st != Status::Ok) return st;
   info = infoFrom(h);
+  // The masked value is the first word of section B: still O(1). parseHeader checked that the
+  // sections fit; a masked stream's section B holds at least that word (else SizeMismatch later).
+  if (h.isMasked() && h.layer2Bytes >= 4)
+    info.maskValue = uint16_t(loadWordLE(data + kHeaderBytes + h.layer1Bytes) ^
+                              (h.isSigned() ? 0x8000u : 0u));
   return Status::Ok;
 }
 
@@ -261,6 +325,7 @@ Status decode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride,
   predictPatch(s, dst, dstStride);
   if (layers != Layers::L1)
     if (Status st = addResiduals(s, dst, dstStride, layers); st != Status::Ok) return st;
+  applyMask(s, dst, dstStride);
   applyFlip(s, dst, dstStride);
   return Status::Ok;
 }
@@ -293,29 +358,42 @@ uint16_t PatchView::sample(int x, int y, Layers layers) const {
   s.l2 = makeLayer2Layout(s.h, g);
   const uint8_t* sectionB = data_ + kHeaderBytes + s.h.layer1Bytes;
   s.a = BitReader(data_ + kHeaderBytes, s.h.layer1Bytes / 4);
-  s.table = BitReader(sectionB, s.l2.tableBytes / 4);
+  const uint8_t* tableStart = sectionB + maskBytes_;
+  s.table = BitReader(tableStart, s.l2.tableBytes / 4);
+  const int ax = x / kAreaSide, ay = y / kAreaSide;
+  const int lx = x % kAreaSide, ly = y % kAreaSide;
+  const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
+  const int aw = areaWidth(g, ax);
+  if (s.h.isMasked()) {
+    const uint16_t maskValue = uint16_t(loadWordLE(sectionB));
+    const BitReader codes(sectionB + 4, maskCodesBytes(g) / 4);
+    const uint32_t code = codes.field(k * 2, 2);
+    if (code == kMaskAll) return uint16_t(maskValue ^ s.flip);
+    if (code == kMaskBitmap) {
+      const BitReader bitmaps(sectionB + 4 + maskCodesBytes(g),
+                              (maskBytes_ - 4 - maskCodesBytes(g)) / 4);
+      if (bitmaps.field(areaMask_[size_t(k)] + uint64_t(ly * aw + lx), 1))
+        return uint16_t(maskValue ^ s.flip);
+    }
+  }
 
   const int sx = std::min(x / g.n, g.segX - 1), sy = std::min(y / g.n, g.segY - 1);
   SegmentControls c;
   loadSegment(s.h, g, s.a, sx, sy, c);
   int64_t v = evalSegment(c, x - sx * g.n, y - sy * g.n, g.segLog);
   if (layers != Layers::L1) {
-    const int ax = x / kAreaSide, ay = y / kAreaSide;
-    const int lx = x % kAreaSide, ly = y % kAreaSide;
-    const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
-    const int aw = areaWidth(g, ax);
     const int b = s.h.perAreaBits() ? areaBits_[size_t(k)] : s.h.uniformBits;
     int64_t r = 0;
     if (layers == Layers::All) {
       const uint64_t areaLow =
           s.h.perAreaBits() ? areaLow_[size_t(k)] : pointsBeforeArea(g, ax, ay) * uint64_t(b);
       const uint64_t bit = areaLow + uint64_t(ly * aw + lx) * uint64_t(b);
-      BitReader lows(sectionB + s.h.layer2Bytes, s.h.layer3Bytes / 4);
+      const BitReader lows(sectionB + s.h.layer2Bytes, s.h.layer3Bytes / 4);
       r = int64_t(lows.field(bit, b)) - halfStep(b);
     }
     if (s.h.countBits > 0) {
       const uint32_t first = areaFirst_[size_t(k)], last = areaFirst_[size_t(k) + 1];
-      const uint8_t* positions = sectionB + s.l2.tableBytes;
+      const uint8_t* positions = tableStart + s.l2.tableBytes;
       const uint8_t target = uint8_t(ly * kAreaSide + lx);
       const uint8_t* it = std::lower_bound(positions + first, positions + last, target);
       if (it != positions + last && *it == target) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "codec/layout.h"
 
@@ -86,8 +87,20 @@ struct Layer1 {
 
 class PatchEncoder {
  public:
-  PatchEncoder(const std::vector<uint16_t>& u, int w, int h, uint16_t minValue, bool isSigned)
-      : u_(u), w_(w), h_(h), min_(minValue), signed_(isSigned) {}
+  // `mask`: the masked value (unsigned domain), if this encoding masks one. The patch must have
+  // at least one point that is not masked.
+  PatchEncoder(const std::vector<uint16_t>& u, int w, int h, bool isSigned,
+               std::optional<uint16_t> mask)
+      : u_(u), w_(w), h_(h), signed_(isSigned), mask_(mask) {
+    min_ = 0xffff;
+    if (mask_) {
+      masked_.assign(u.size(), 0);
+      for (size_t k = 0; k < u.size(); ++k) masked_[k] = u[k] == *mask_;
+      fillMasked();
+    }
+    for (size_t k = 0; k < u.size(); ++k)
+      if (!isMasked(k)) min_ = std::min(min_, u[k]);
+  }
 
   std::vector<uint8_t> encode(int segLog, int bitsOption, EncodeStats* stats) {
     fitLayer1(segLog);
@@ -97,8 +110,52 @@ class PatchEncoder {
   }
 
  private:
-  int32_t sample(int x, int y) const {  // clamp-extended beyond the patch
-    return u_[size_t(std::min(y, h_ - 1)) * size_t(w_) + size_t(std::min(x, w_ - 1))];
+  bool isMasked(size_t k) const { return mask_ && masked_[k]; }
+
+  // The sample the surface is fitted to: clamp-extended beyond the patch, and with masked
+  // points replaced by an interpolation of their unmasked neighbours.
+  int32_t sample(int x, int y) const {
+    const size_t k = size_t(std::min(y, h_ - 1)) * size_t(w_) + size_t(std::min(x, w_ - 1));
+    return mask_ ? fill_[k] : u_[k];
+  }
+
+  // Linear interpolation along rows between the nearest unmasked samples (copying at the ends),
+  // then the same along columns for rows that had none. Integer and order-independent, so the
+  // GPU encoder can reproduce it row- and column-parallel.
+  void fillMasked() {
+    fill_.assign(u_.begin(), u_.end());
+    std::vector<uint8_t> known(u_.size());
+    for (size_t k = 0; k < u_.size(); ++k) known[k] = !masked_[k];
+    auto interpolateLine = [&](size_t first, size_t step, int count, std::vector<uint8_t>& in,
+                               std::vector<uint8_t>& out) {
+      int previous = -1;
+      for (int t = 0; t <= count; ++t) {
+        if (t < count && !in[first + size_t(t) * step]) continue;
+        // Gap (previous, t): fill it from the known ends.
+        for (int g = previous + 1; g < t; ++g) {
+          const size_t k = first + size_t(g) * step;
+          if (previous < 0 && t == count) break;  // nothing known on this line
+          int32_t v;
+          if (previous < 0) {
+            v = fill_[first + size_t(t) * step];
+          } else if (t == count) {
+            v = fill_[first + size_t(previous) * step];
+          } else {
+            const int64_t a = fill_[first + size_t(previous) * step];
+            const int64_t b = fill_[first + size_t(t) * step];
+            v = int32_t(floorDiv(a * (t - g) + b * (g - previous), t - previous));
+          }
+          fill_[k] = uint16_t(v);
+          out[k] = 1;
+        }
+        previous = t;
+      }
+    };
+    std::vector<uint8_t> afterRows = known;
+    for (int y = 0; y < h_; ++y) interpolateLine(size_t(y) * size_t(w_), 1, w_, known, afterRows);
+    std::vector<uint8_t> afterColumns = afterRows;
+    for (int x = 0; x < w_; ++x)
+      interpolateLine(size_t(x), size_t(w_), h_, afterRows, afterColumns);
   }
 
   void fitLayer1(int segLog) {
@@ -199,7 +256,8 @@ class PatchEncoder {
         const int x1 = std::min(sx == l1_.segX - 1 ? w_ : x0 + n, w_);
         for (int x = x0; x < x1; ++x) {
           const size_t k = size_t(y) * size_t(w_) + size_t(x);
-          residual_[k] = int32_t(u_[k]) - evalSegment(c, x - x0, j, segLog);
+          // A masked point's residual is never decoded; 0 keeps it out of every statistic.
+          residual_[k] = isMasked(k) ? 0 : int32_t(u_[k]) - evalSegment(c, x - x0, j, segLog);
         }
       }
     }
@@ -305,6 +363,23 @@ class PatchEncoder {
     for (uint32_t z : l1_.vedgeZ) a.put(z, l1_.edgeBits);
     for (uint32_t z : l1_.centreZ) a.put(z, l1_.centreBits);
 
+    BitWriter maskCodes, maskBitmaps;
+    if (mask_)
+      for (int ay = 0; ay < areasY_; ++ay)
+        for (int ax = 0; ax < areasX_; ++ax) {
+          const int x0 = ax * kAreaSide, y0 = ay * kAreaSide;
+          const int aw = std::min(kAreaSide, w_ - x0), ah = std::min(kAreaSide, h_ - y0);
+          int count = 0;
+          for (int ly = 0; ly < ah; ++ly)
+            for (int lx = 0; lx < aw; ++lx)
+              count += masked_[size_t(y0 + ly) * size_t(w_) + size_t(x0 + lx)];
+          const uint32_t code = count == 0 ? kMaskNone : (count == aw * ah ? kMaskAll : kMaskBitmap);
+          maskCodes.put(code, 2);
+          if (code == kMaskBitmap)
+            for (int ly = 0; ly < ah; ++ly)
+              for (int lx = 0; lx < aw; ++lx)
+                maskBitmaps.put(masked_[size_t(y0 + ly) * size_t(w_) + size_t(x0 + lx)], 1);
+        }
     BitWriter table, highs, lows;
     std::vector<uint8_t> positions;
     std::vector<uint32_t> counts(areas_.size(), 0);
@@ -330,6 +405,11 @@ class PatchEncoder {
     std::vector<uint8_t> out(size_t(kHeaderBytes), 0);
     a.flushTo(out);
     const size_t layer1End = out.size();
+    if (mask_) {
+      out.insert(out.end(), {uint8_t(*mask_), uint8_t(*mask_ >> 8), 0, 0});
+      maskCodes.flushTo(out);
+      maskBitmaps.flushTo(out);
+    }
     table.flushTo(out);
     out.insert(out.end(), positions.begin(), positions.end());
     out.resize((out.size() + 3) & ~size_t(3), 0);
@@ -338,7 +418,8 @@ class PatchEncoder {
     lows.flushTo(out);
 
     Header h;
-    h.flags = uint8_t((signed_ ? kFlagSigned : 0) | (ch.perArea ? kFlagPerAreaBits : 0));
+    h.flags = uint8_t((signed_ ? kFlagSigned : 0) | (ch.perArea ? kFlagPerAreaBits : 0) |
+                      (mask_ ? kFlagMasked : 0));
     h.segLog = uint8_t(segLog);
     h.uniformBits = ch.perArea ? 0 : ch.bits.front();
     h.width = uint16_t(w_);
@@ -365,14 +446,31 @@ class PatchEncoder {
 
   const std::vector<uint16_t>& u_;
   int w_, h_;
-  uint16_t min_;
   bool signed_;
+  std::optional<uint16_t> mask_;
+  std::vector<uint8_t> masked_;  // per point: equals *mask_
+  std::vector<uint16_t> fill_;   // samples with masked points interpolated (masked encodings)
+  uint16_t min_;                 // minimum of the unmasked points: the corners' base
   Layer1 l1_;
   std::vector<int32_t> residual_;
   int areasX_ = 0, areasY_ = 0;
   std::vector<AreaStats> areas_;
   Choice choice_;
 };
+
+// The most frequent value and its count.
+std::pair<uint16_t, size_t> mostFrequent(const std::vector<uint16_t>& u) {
+  std::vector<uint16_t> sorted(u);
+  std::sort(sorted.begin(), sorted.end());
+  std::pair<uint16_t, size_t> best{sorted.front(), 0};
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j < sorted.size() && sorted[j] == sorted[i]) ++j;
+    if (j - i > best.second) best = {sorted[i], j - i};
+    i = j;
+  }
+  return best;
+}
 
 int segLogForSize(int segment) {
   switch (segment) {
@@ -460,14 +558,29 @@ Status encode(const uint16_t* samples, size_t stride, int width, int height, Sam
     return Status::Ok;
   }
 
-  PatchEncoder encoder(u, width, height, lo, isSigned);
+  // Candidates: no mask, the nodata value, the most frequent value. Keep the smallest stream
+  // (the earliest candidate on ties: no mask, then smaller segments first).
+  std::vector<std::optional<uint16_t>> masks{std::nullopt};
+  if (options.hasNodata) {
+    const uint16_t nodata = uint16_t(options.nodata ^ flip);
+    if (std::find(u.begin(), u.end(), nodata) != u.end()) masks.push_back(nodata);
+  }
+  if (options.autoMask) {
+    const auto [value, count] = mostFrequent(u);
+    if (count * 16 >= u.size() && (masks.size() < 2 || *masks.back() != value))
+      masks.push_back(value);
+  }
+  std::vector<int> segLogs;
   if (options.segment != 0) {
-    out = encoder.encode(segLogForSize(options.segment), options.bits, stats);
+    segLogs.push_back(segLogForSize(options.segment));
   } else {
-    // Auto segment: keep the smallest stream (the first one on ties, smallest segment first).
-    EncodeStats candidateStats;
-    bool first = true;
-    for (int segLog = kMinSegLog; segLog <= kMaxSegLog; ++segLog) {
+    for (int segLog = kMinSegLog; segLog <= kMaxSegLog; ++segLog) segLogs.push_back(segLog);
+  }
+  EncodeStats candidateStats;
+  bool first = true;
+  for (const auto& mask : masks) {
+    PatchEncoder encoder(u, width, height, isSigned, mask);
+    for (int segLog : segLogs) {
       std::vector<uint8_t> candidate = encoder.encode(segLog, options.bits, &candidateStats);
       if (first || candidate.size() < out.size()) {
         out = std::move(candidate);

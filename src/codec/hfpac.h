@@ -53,6 +53,7 @@ enum class Status : int {
   SizeMismatch,        // a section size disagrees with what its contents require
   InvalidAreaTable,    // a per-area bit width > 16 or a prominent count larger than its area
   InvalidProminent,    // a prominent-point position outside its area or not strictly increasing
+  InvalidMask,         // a masked-area code other than 0, 1, 2
   OutOfRange,          // a decoded sample falls outside 0..65535 (corrupt stream); checked by
                        // decode() at Layers::All, see decode()
 };
@@ -66,6 +67,14 @@ struct EncodeOptions {
   // Residual bits b: 0..16 = the same b for the whole patch; -1 = "auto": b chosen per 16 x 16
   // area (or one b for the patch when that is smaller) to minimise the stream size.
   int bits = -1;
+  // Masked value (docs/format.md, "Masked points"): points equal to it (nodata voids, flat sea)
+  // are flagged per area and excluded from the surface fit, so their cliffs cost almost nothing.
+  // With hasNodata, `nodata` (bit pattern as in the input) is a candidate; with autoMask, so is
+  // the most frequent value when it covers at least 1/16 of the patch. Every candidate (and no
+  // masking) is tried and the smallest stream kept; a masked point decodes exactly at every layer.
+  bool hasNodata = false;
+  uint16_t nodata = 0;
+  bool autoMask = true;
 };
 
 // Everything the header says, plus sizes derived from it. Filled by readInfo() in O(1).
@@ -75,6 +84,8 @@ struct PatchInfo {
   bool flat = false;         // all samples equal: the stream is just the header
   bool stored = false;       // incompressible: kept as 16-bit samples (layer 3 only)
   bool perAreaBits = false;  // b varies per 16 x 16 area (layer 2 holds the table)
+  bool masked = false;       // some points equal the masked value (layer 2 holds the mask)
+  uint16_t maskValue = 0;    // the masked value (bit pattern as in the output), if masked
   int segment = 0;           // m (5, 9, 17, 33); 0 for flat patches
   int uniformBits = 0;       // b when !perAreaBits
   uint32_t layer1Bytes = 0;  // header + layer-1 section
@@ -133,6 +144,8 @@ class PatchView {
   std::vector<uint32_t> areaLow_;        // bit offset of each area's first layer-3 field
   std::vector<uint32_t> areaFirst_;      // index of each area's first prominent entry (+1 sentinel)
   std::vector<uint8_t> areaBits_;        // b per area
+  std::vector<uint32_t> areaMask_;       // bit offset of each area's mask bitmap (masked only)
+  uint32_t maskBytes_ = 0;               // size of the mask part at the start of section B
 };
 
 // Convenience: open a view and decode one point. O(areas) for the validation.

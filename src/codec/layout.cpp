@@ -83,7 +83,7 @@ Status parseHeader(const uint8_t* data, size_t size, Header& h) {
     return Status::InvalidHeader;
   if (h.isStored()) {
     // Stored patch: layer 3 alone, 16 bits per sample in raster order.
-    if (h.isFlat() || h.perAreaBits() || h.segLog || h.uniformBits != kMaxBits || h.base ||
+    if (h.isFlat() || h.perAreaBits() || h.isMasked() || h.segLog || h.uniformBits != kMaxBits || h.base ||
         h.cornerBits || h.edgeBits || h.centreBits || h.highBits || h.countBits ||
         h.layer1Bytes || h.layer2Bytes)
       return Status::InvalidHeader;
@@ -95,7 +95,7 @@ Status parseHeader(const uint8_t* data, size_t size, Header& h) {
   if (h.isFlat()) {
     // A flat patch is the header alone; everything else must be zero so that one patch has
     // exactly one encoding.
-    if (h.perAreaBits() || h.segLog || h.uniformBits || h.cornerBits || h.edgeBits ||
+    if (h.perAreaBits() || h.isMasked() || h.segLog || h.uniformBits || h.cornerBits || h.edgeBits ||
         h.centreBits || h.highBits || h.countBits || h.layer1Bytes || h.layer2Bytes ||
         h.layer3Bytes)
       return Status::InvalidHeader;

@@ -22,7 +22,12 @@ constexpr uint8_t kFlagSigned = 1u << 0;
 constexpr uint8_t kFlagFlat = 1u << 1;
 constexpr uint8_t kFlagPerAreaBits = 1u << 2;
 constexpr uint8_t kFlagStored = 1u << 3;  // incompressible patch: 16-bit samples, no layers 1/2
-constexpr uint8_t kKnownFlags = kFlagSigned | kFlagFlat | kFlagPerAreaBits | kFlagStored;
+constexpr uint8_t kFlagMasked = 1u << 4;  // section B starts with the masked-value part
+constexpr uint8_t kKnownFlags =
+    kFlagSigned | kFlagFlat | kFlagPerAreaBits | kFlagStored | kFlagMasked;
+
+// Masked-area codes (2 bits per area).
+constexpr uint32_t kMaskNone = 0, kMaskAll = 1, kMaskBitmap = 2;
 
 // Field width limits (docs/format.md explains each bound).
 constexpr int kMaxCornerBits = 16;
@@ -50,6 +55,7 @@ struct Header {
   bool isFlat() const { return flags & kFlagFlat; }
   bool perAreaBits() const { return flags & kFlagPerAreaBits; }
   bool isStored() const { return flags & kFlagStored; }
+  bool isMasked() const { return flags & kFlagMasked; }
 };
 
 void writeHeader(const Header& h, uint8_t* out);  // kHeaderBytes bytes
@@ -168,7 +174,15 @@ inline void loadSegment(const Header& h, const Geometry& g, const BitReader& a, 
 // prominent, and zigzag(high) - 1 goes to layer 2.
 HFPAC_HD inline int32_t halfStep(int b) { return b > 0 ? (1 << (b - 1)) : 0; }
 
-// Area-table layout in section B, and the prominent list after it.
+// Section B: [mask part, if masked] | area table | positions | high parts.
+// The mask part is: one word (u16 masked value, u16 0), 2-bit codes per area (whole words),
+// then the bitmaps of areas with code kMaskBitmap (aw * ah bits each, whole words).
+inline uint64_t maskCodesBytes(const Geometry& g) { return sectionBytes(g.areas * 2); }
+inline uint64_t maskPartBytes(const Geometry& g, uint64_t bitmapBits) {
+  return 4 + maskCodesBytes(g) + sectionBytes(bitmapBits);
+}
+
+// Offsets inside the area table (relative to the table's start).
 struct Layer2Layout {
   uint64_t bitsTableBit = 0;  // per-area b table (only with the per-area flag)
   uint64_t countsBit = 0;
@@ -181,6 +195,7 @@ inline Layer2Layout makeLayer2Layout(const Header& h, const Geometry& g) {
   l.tableBytes = sectionBytes(tableBits + g.areas * h.countBits);
   return l;
 }
+// Bytes of section B after the mask part.
 inline uint64_t layer2Bytes(const Layer2Layout& l, const Header& h, uint64_t prominent) {
   return l.tableBytes + sectionBytes(prominent * 8) + sectionBytes(prominent * h.highBits);
 }

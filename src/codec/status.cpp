@@ -15,6 +15,7 @@ const char* statusMessage(Status s) {
     case Status::SizeMismatch: return "corrupt stream: a section size disagrees with its contents";
     case Status::InvalidAreaTable: return "corrupt stream: invalid per-area bit width or count";
     case Status::InvalidProminent: return "corrupt stream: invalid prominent-point position";
+    case Status::InvalidMask: return "corrupt stream: invalid masked-area code";
     case Status::OutOfRange: return "corrupt stream: a decoded sample is outside 0..65535";
   }
   return "unknown HFPaC status";

@@ -2,6 +2,7 @@
 #include "demio/dem_io.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +12,7 @@
 #include <cpl_error.h>
 #include <gdal.h>
 #include <gdal_version.h>
+#include <sys/stat.h>
 
 namespace demio {
 
@@ -281,10 +283,22 @@ bool readQuantised(GDALRasterBandH band, const ReadOptions& options, Dem& dem,
 bool readImpl(const std::string& path, Dem& dem, std::string& error,
               const ReadOptions& options) {
   registerDriversOnce();
-  DatasetHandle ds(GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READ_ONLY, nullptr,
+  // A plain path that does not exist: say so directly (GDAL's message repeats the path).
+  if (path.compare(0, 5, "/vsi") != 0) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      error = std::strerror(errno);
+      return false;
+    }
+  }
+  DatasetHandle ds(GDALOpenEx(path.c_str(), GDAL_OF_RASTER | GDAL_OF_READONLY | GDAL_OF_VERBOSE_ERROR, nullptr,
                               nullptr, nullptr));
   if (!ds.get()) {
-    error = gdalError("cannot open as a raster");
+    const std::string msg = oneLine(CPLGetLastErrorMsg());
+    if (msg.empty() || msg.find("not recognized as a supported file format") != std::string::npos)
+      error = "not a raster format GDAL recognises";
+    else
+      error = "cannot open: " + msg;
     return false;
   }
   dem.path = path;

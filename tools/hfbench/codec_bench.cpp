@@ -59,7 +59,8 @@ int highestBits(const hfpac::EncodeStats& stats) {
 
 bool sameInfo(const hfpac::PatchInfo& a, const hfpac::PatchInfo& b) {
   return a.width == b.width && a.height == b.height && a.type == b.type && a.flat == b.flat &&
-         a.perAreaBits == b.perAreaBits && a.segment == b.segment &&
+         a.stored == b.stored && a.perAreaBits == b.perAreaBits && a.masked == b.masked &&
+         (!a.masked || a.maskValue == b.maskValue) && a.segment == b.segment &&
          a.uniformBits == b.uniformBits && a.layer1Bytes == b.layer1Bytes &&
          a.layer2Bytes == b.layer2Bytes && a.layer3Bytes == b.layer3Bytes &&
          a.streamBytes == b.streamBytes;
@@ -122,8 +123,9 @@ void checkPoints(const PatchSet& set, const std::vector<std::vector<uint8_t>>& s
   }
 }
 
-bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, std::vector<uint16_t>& decoded,
-              HfpacResult& result, std::string& error, const LogFn& log) {
+bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
+              std::vector<uint16_t>& decoded, HfpacResult& result, std::string& error,
+              const LogFn& log) {
   const size_t count = set.rects.size();
   Notes notes;
 
@@ -139,6 +141,11 @@ bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, std::vector
   hfpac::EncodeOptions encode_options;
   encode_options.segment = options.segment;
   encode_options.bits = options.bits;
+  encode_options.autoMask = options.autoMask;
+  if (options.passNodata && dem.nodataInSamples) {
+    encode_options.hasNodata = true;
+    encode_options.nodata = dem.nodataSample;
+  }
 
   // Encode, single thread.
   say(log, "hfpac encode");
@@ -194,6 +201,8 @@ bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, std::vector
     result.prominentPoints += s.prominentPoints;
     if (s.info.flat) ++result.flatPatches;
     if (s.info.perAreaBits) ++result.perAreaBitsPatches;
+    if (s.info.stored) ++result.storedPatches;
+    if (s.info.masked) ++result.maskedPatches;
     ++result.segmentHistogram[s.info.segment];
 
     if (stream.size() % 4 != 0)
@@ -321,7 +330,7 @@ InputResult benchCodecInput(const std::string& path, const CodecBenchOptions& op
 
     std::vector<uint16_t> decoded;
     std::string error;
-    if (!runHfpac(set, options, decoded, result.hfpac, error, log)) {
+    if (!runHfpac(set, options, result.dem, decoded, result.hfpac, error, log)) {
       result.error = error;
       return result;
     }

@@ -31,6 +31,8 @@ struct CodecBenchOptions {
   int threads = 0;       // for encodeBatch / decodeBatch; 0 = hardware concurrency
   int repeat = 3;        // decode runs; the best is reported
   int zstdLevel = 19;
+  bool passNodata = true;  // give the DEM's nodata sample to the encoder as its mask candidate
+  bool autoMask = true;    // hfpac::EncodeOptions::autoMask
   demio::ReadOptions read;
 };
 
@@ -41,6 +43,8 @@ struct HfpacResult {
   uint64_t prominentPoints = 0;
   size_t flatPatches = 0;
   size_t perAreaBitsPatches = 0;
+  size_t storedPatches = 0;      // kept as raw 16-bit samples (incompressible)
+  size_t maskedPatches = 0;      // with masked points (nodata / most frequent value)
   std::map<int, size_t> segmentHistogram;  // m -> patches (flat patches have m = 0)
 
   double encodeSeconds = 0, encodeMtSeconds = 0;

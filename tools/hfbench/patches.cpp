@@ -67,6 +67,10 @@ bool comparePatches(const PatchSet& set, const uint16_t* decoded, Mismatch& mism
       while (a[k] == b[k]) ++k;
       mismatch.any = true;
       mismatch.patch = i;
+      mismatch.patchX0 = r.x0;
+      mismatch.patchY0 = r.y0;
+      mismatch.patchWidth = r.width;
+      mismatch.patchHeight = r.height;
       mismatch.x = static_cast<int>(k % r.width);
       mismatch.y = static_cast<int>(k / r.width);
       mismatch.expected = sampleValue(a[k], set.type);

@@ -43,6 +43,7 @@ PatchSet cutPatches(const uint16_t* samples, int width, int height, int side,
 struct Mismatch {
   bool any = false;
   size_t patch = 0;            // index into rects
+  int patchX0 = 0, patchY0 = 0, patchWidth = 0, patchHeight = 0;  // that patch in the DEM
   int x = 0, y = 0;            // position inside that patch
   long expected = 0, got = 0;  // sample values (signed for Int16)
   size_t patches = 0;          // number of patches with at least one wrong sample

@@ -127,11 +127,6 @@ class SpectralSynth {
   fftw_plan plan_ = nullptr;
 };
 
-double smoothstep(double e0, double e1, double x) {
-  const double t = std::clamp((x - e0) / (e1 - e0), 0.0, 1.0);
-  return t * t * (3.0 - 2.0 * t);
-}
-
 double quantile(const std::vector<double>& v, double q) {
   std::vector<double> tmp(v);
   const size_t k = std::min(tmp.size() - 1, static_cast<size_t>(q * static_cast<double>(tmp.size())));
@@ -140,8 +135,8 @@ double quantile(const std::vector<double>& v, double q) {
 }
 
 // 8-neighbourhood offsets and their lengths in cells.
-constexpr int kDx[8] = {1, -1, 0, 0, 1, 1, -1, -1};
-constexpr int kDy[8] = {0, 0, 1, -1, 1, -1, 1, -1};
+constexpr int kDx[8] = {1, -1, 0, 0, 1, -1, 1, -1};
+constexpr int kDy[8] = {0, 0, 1, -1, 1, -1, -1, 1};
 constexpr double kDist[8] = {1, 1, 1, 1, 1.41421356237, 1.41421356237, 1.41421356237,
                              1.41421356237};
 
@@ -253,28 +248,73 @@ void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drain
       open.emplace(w[j], static_cast<int>(j));
     }
   }
+  // Water takes the steepest way down the filled surface, not the way the flood came: flood
+  // paths are straight lines on flat ground and would carve straight, parallel valleys.
+  for (int y = 1; y < n - 1; ++y) {
+    for (int x = 1; x < n - 1; ++x) {
+      const size_t i = static_cast<size_t>(y) * n + x;
+      if (d.receiver[i] < 0) continue;
+      double best = 0.0;
+      for (int k = 0; k < 8; ++k) {
+        const size_t j = static_cast<size_t>(y + kDy[k]) * n + (x + kDx[k]);
+        const double slope = (w[i] - w[j]) / kDist[k];
+        if (slope > best) {
+          best = slope;
+          d.receiver[i] = static_cast<int>(j);
+          d.dir[i] = static_cast<uint8_t>(k);
+        }
+      }
+    }
+  }
 }
 
-// Stream-power incision, dh/dt = -K A^m S, with the implicit O(n) scheme of Braun & Willett
-// (2013): visiting cells after their receivers, h_i = (h_i + F h_r) / (1 + F),
-// F = K dt A^m / distance. This carves the branching valley networks that make a height field
-// read as real terrain rather than noise.
-void streamPower(std::vector<double>& h, const Drainage& d, double cell_m, double k_dt,
-                 double m_exp) {
+// Stream-power incision with uplift, dh/dt = U - K A^m S, with the implicit O(n) scheme of
+// Braun & Willett (2013): visiting cells after their receivers,
+// h_i = (h_i + U_i dt + F h_r) / (1 + F), F = K dt A^m / distance (A in cells, distance in
+// cells). Run to near steady state it carves the branching valley networks and sharp ridges
+// that make a height field read as real terrain rather than noise.
+void streamPower(std::vector<double>& h, const Drainage& d, const std::vector<double>* uplift,
+                 double dt, double k, double m_exp) {
   std::vector<double> area(h.size(), 1.0);
   for (auto it = d.order.rbegin(); it != d.order.rend(); ++it) {
     const int r = d.receiver[static_cast<size_t>(*it)];
     if (r >= 0) area[static_cast<size_t>(r)] += area[static_cast<size_t>(*it)];
   }
-  const double cell_area = cell_m * cell_m;
   for (const int i : d.order) {
     const size_t ui = static_cast<size_t>(i);
     const int r = d.receiver[ui];
     if (r < 0) continue;
-    const double dist = kDist[d.dir[ui]] * cell_m;
-    const double f = k_dt * std::pow(area[ui] * cell_area, m_exp) / dist;
-    h[ui] = (h[ui] + f * h[static_cast<size_t>(r)]) / (1.0 + f);
+    const double f = k * dt * std::pow(area[ui], m_exp) / kDist[d.dir[ui]];
+    const double u = uplift ? (*uplift)[ui] * dt : 0.0;
+    h[ui] = (h[ui] + u + f * h[static_cast<size_t>(r)]) / (1.0 + f);
   }
+}
+
+// Catmull-Rom sample of a coarse nc x nc grid at coarse coordinates (u, v).
+double bicubic(const std::vector<double>& g, int nc, double u, double v) {
+  const int iu = std::min(static_cast<int>(u), nc - 2), iv = std::min(static_cast<int>(v), nc - 2);
+  const double fu = u - iu, fv = v - iv;
+  auto weights = [](double t, double w[4]) {
+    const double t2 = t * t, t3 = t2 * t;
+    w[0] = 0.5 * (-t3 + 2 * t2 - t);
+    w[1] = 0.5 * (3 * t3 - 5 * t2 + 2);
+    w[2] = 0.5 * (-3 * t3 + 4 * t2 + t);
+    w[3] = 0.5 * (t3 - t2);
+  };
+  double wu[4], wv[4];
+  weights(fu, wu);
+  weights(fv, wv);
+  double sum = 0.0;
+  for (int j = 0; j < 4; ++j) {
+    const int y = std::clamp(iv - 1 + j, 0, nc - 1);
+    double row = 0.0;
+    for (int i = 0; i < 4; ++i) {
+      const int x = std::clamp(iu - 1 + i, 0, nc - 1);
+      row += wu[i] * g[static_cast<size_t>(y) * nc + x];
+    }
+    sum += wv[j] * row;
+  }
+  return sum;
 }
 
 }  // namespace
@@ -293,10 +333,10 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   auto step = [&](double f, const char* stage) {
     if (std::getenv("HFT_TIME")) std::fprintf(stderr, "%.2f %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count(), stage);
     return !progress || progress(f, stage); };
+  auto P = [](const char* name, double def) { const char* v = std::getenv(name); return v ? std::atof(v) : def; };
 
   const int n = o.size;
   const size_t count = static_cast<size_t>(n) * n;
-  const double scale = static_cast<double>(n) / 2049.0;  // feature sizes follow the tile size
   const double cell_m = 30.0;
   Rng rng(o.seed ^ 0x6866746572726169ull);  // "hfterrai": seed 0 is as good as any other
 
@@ -304,65 +344,100 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   SpectralSynth synth(n, fftSize(n));
   if (!synth.ok()) return fail("FFTW could not allocate or plan the transform");
 
+  // Coarse grid for the landscape evolution: about 513 x 513 whatever the tile size.
+  const int s = std::max(1, (n - 1) / static_cast<int>(P("HFT_NC", 512)));
+  const int nc = (n - 2) / s + 2;
+
   // 1. Base: fBm over all scales; its largest waves set where the mountains and the sea are.
   std::vector<double> base = synth.field(rng, o.beta, 0.0, 0.0);
-  if (!step(0.25, "ridges")) return fail("cancelled");
-  // 4. (drawn now to keep the random sequence in one place) two bands for ridges.
-  std::vector<double> band1 = synth.field(rng, 2.0, 4.0 * scale, 40.0 * scale);
-  std::vector<double> band2 = synth.field(rng, 2.0, 30.0 * scale, 300.0 * scale);
-  if (!step(0.5, "shape")) return fail("cancelled");
+  // Detail below the coarse grid's resolution, added after the evolution.
+  std::vector<double> detail = synth.field(rng, P("HFT_DBETA", 2.4), 0.25 * nc, 0.0);
+  if (!step(0.3, "shape")) return fail("cancelled");
 
   // 2. Tilt towards a seed-chosen side so that the sea is one coherent ocean, not lakes.
   const double angle = 2.0 * kPi * rng.uniform();
   const double cx = std::cos(angle), cy = std::sin(angle);
-  std::vector<double> c(count);
+  const double tilt = P("HFT_TILT", 2.2);
   for (int y = 0; y < n; ++y) {
     for (int x = 0; x < n; ++x) {
-      const size_t i = static_cast<size_t>(y) * n + x;
       const double u = (x + 0.5) / n - 0.5, v = (y + 0.5) / n - 0.5;
-      c[i] = base[i] + 2.2 * (u * cx + v * cy);
+      base[static_cast<size_t>(y) * n + x] += tilt * (u * cx + v * cy);
     }
   }
 
   // 3. Sea level at the wanted quantile; elevation above it, normalised to 0..1.
-  const double sea_level = quantile(c, o.seaFraction);
-  const std::vector<uint8_t> sea = seaMask(c, n, sea_level);
+  const double sea_level = quantile(base, o.seaFraction);
+  const std::vector<uint8_t> sea = seaMask(base, n, sea_level);
   double top = 0.0;
-  for (size_t i = 0; i < count; ++i) top = std::max(top, c[i] - sea_level);
+  for (size_t i = 0; i < count; ++i) top = std::max(top, base[i] - sea_level);
   if (!(top > 0.0)) return fail("degenerate field");
 
-  auto P = [](const char* name, double def) { const char* v = std::getenv(name); return v ? std::atof(v) : def; };
-  const double w1 = P("HFT_R1", 0.35), w2 = P("HFT_R2", 0.1), ex = P("HFT_EXP", 1.4);
-  std::vector<double> h(count, 0.0);
-  for (size_t i = 0; i < count; ++i) {
-    if (sea[i]) continue;
-    const double e = std::max(c[i] - sea_level, 0.0) / top;
-    const double r1 = 1.0 - std::min(std::abs(band1[i]) * 0.6, 1.0);
-    const double r2 = 1.0 - std::min(std::abs(band2[i]) * 0.6, 1.0);
-    const double mountains = smoothstep(0.05, 0.6, e);
-    h[i] = o.maxHeight * (std::pow(e, ex) + mountains * (0.3 + e) * (w1 * r1 * r1 + w2 * r2 * r2));
+  // 4. Landscape evolution on the coarse grid: uplift where the base field is high, rivers
+  // cutting down to the sea. Coarse point (i, j) sits on full-resolution sample (i*s, j*s).
+  const size_t ccount = static_cast<size_t>(nc) * nc;
+  std::vector<double> uplift(ccount, 0.0), hc(ccount, 0.0);
+  std::vector<uint8_t> sea_c(ccount, 0);
+  const double up_exp = P("HFT_UEXP", 1.0), h0 = P("HFT_H0", 1.0);
+  for (int j = 0; j < nc; ++j) {
+    for (int i = 0; i < nc; ++i) {
+      const int x = std::min(i * s, n - 1), y = std::min(j * s, n - 1);
+      const size_t ci = static_cast<size_t>(j) * nc + i;
+      if (sea[static_cast<size_t>(y) * n + x]) {
+        sea_c[ci] = 1;
+        continue;
+      }
+      double sum = 0.0;
+      int cnt = 0;
+      for (int yy = std::max(0, y - s / 2); yy <= std::min(n - 1, y + s / 2); ++yy)
+        for (int xx = std::max(0, x - s / 2); xx <= std::min(n - 1, x + s / 2); ++xx, ++cnt)
+          sum += base[static_cast<size_t>(yy) * n + xx];
+      const double e = std::max(sum / cnt - sea_level, 0.0) / top;
+      uplift[ci] = std::pow(e, up_exp);
+      hc[ci] = h0 * uplift[ci] + P("HFT_NOISE", 0.01) * rng.uniform();
+    }
   }
   base.clear();
-  band1.clear();
-  band2.clear();
-  c.clear();
+  base.shrink_to_fit();
 
-  // 5. Erosion: scree slopes, then rivers, then scree again to widen the cut valleys.
-  if (!step(0.6, "erosion")) return fail("cancelled");
-  const double talus = P("HFT_TALUS", 0.9) * cell_m;  // ~42 degrees: steeper rock does not stay
-  thermalErosion(h, sea, n, talus, 4);
   Drainage d;
-  const int passes = static_cast<int>(P("HFT_PASSES", 3));
-  const double kdt = P("HFT_K", 2e-2);
-  for (int pass = 0; pass < passes; ++pass) {
-    drain(h, sea, n, d, false);
-    streamPower(h, d, cell_m, kdt / scale, 0.5);
-    thermalErosion(h, sea, n, talus, static_cast<int>(P("HFT_TH", 4)));
-    if (!step(0.7 + 0.25 * pass / passes, "erosion")) return fail("cancelled");
+  const int iterations = static_cast<int>(P("HFT_IT", 30));
+  const double dt = P("HFT_DT", 0.05), kk = P("HFT_K", 1.0), mexp = P("HFT_M", 0.5);
+  for (int it = 0; it < iterations; ++it) {
+    drain(hc, sea_c, nc, d, true);
+    streamPower(hc, d, &uplift, dt, kk, mexp);
+    if (it % 8 == 7 && !step(0.35 + 0.4 * it / iterations, "erosion")) return fail("cancelled");
   }
-  if (P("HFT_FILL", 1) > 0) drain(h, sea, n, d, true);  // leaves no closed depressions: lakes are flat and spill to the sea
+  double hc_max = 0.0;
+  for (double v : hc) hc_max = std::max(hc_max, v);
+  if (!(hc_max > 0.0)) return fail("degenerate field");
+  for (double& v : hc) v *= o.maxHeight / hc_max;
+  if (!step(0.75, "detail")) return fail("cancelled");
 
-  // 6. Scale land to maxHeight; the shore starts at 1 m so that land never reads as sea.
+  // 5. Back to full resolution (Catmull-Rom), plus fine detail that grows with height.
+  std::vector<double> h(count, 0.0);
+  const double damp = P("HFT_DAMP", 60.0);
+  for (int y = 0; y < n; ++y) {
+    for (int x = 0; x < n; ++x) {
+      const size_t i = static_cast<size_t>(y) * n + x;
+      if (sea[i]) continue;
+      const double v = bicubic(hc, nc, static_cast<double>(x) / s, static_cast<double>(y) / s);
+      const double rel = std::clamp(v / o.maxHeight, 0.0, 1.0);
+      h[i] = std::max(v + damp * std::sqrt(rel) * detail[i], 0.0);
+    }
+  }
+  detail.clear();
+
+  // 6. Full-resolution finish: scree slopes, one light river pass, no closed depressions.
+  const double talus = P("HFT_TALUS", 0.9) * cell_m;  // ~42 degrees: steeper rock does not stay
+  thermalErosion(h, sea, n, talus, static_cast<int>(P("HFT_TH", 4)));
+  if (P("HFT_FSP", 1) > 0) {
+    drain(h, sea, n, d, true);
+    streamPower(h, d, nullptr, 1.0, P("HFT_FK", 0.01), 0.5);
+  }
+  if (P("HFT_FILL", 1) > 0) drain(h, sea, n, d, true);  // lakes are flat and spill to the sea
+  if (!step(0.95, "quantise")) return fail("cancelled");
+
+  // 7. Scale land to maxHeight; the shore starts at 1 m so that land never reads as sea.
   double land_max = 0.0;
   for (size_t i = 0; i < count; ++i)
     if (!sea[i]) land_max = std::max(land_max, h[i]);

@@ -1,0 +1,212 @@
+// main.cpp - hfbench: codec benchmarks (thin command line over codec_bench.h / report.h).
+//
+//   hfbench codec INPUT... --json OUT.json [--patch 129] [--segment 9] [--bits auto|N]
+//                 [--threads N] [--repeat N] [--zstd-level 19] [--quant-step S] [--band 1] [-q]
+//
+// Exit status 0 when every input was measured and every codec decoded losslessly, else 1.
+// Errors are one line starting "Error:" on stderr; a bad input does not stop the others.
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "codec_bench.h"
+#include "host.h"
+#include "report.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: hfbench codec INPUT... --json OUT.json [--patch 129] [--segment 0|5|9|17|33] "
+    "[--bits auto|0..16] [--threads N] [--repeat N] [--zstd-level N] [--quant-step S] "
+    "[--band N] [--no-nodata] [--no-auto-mask] [-q]";
+
+int usageError(const std::string& message) {
+  std::fprintf(stderr, "Error: %s; %s\n", message.c_str(), kUsage);
+  return 1;
+}
+
+bool parseInt(std::string_view text, int lo, int hi, int& value) {
+  int v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size() || v < lo || v > hi) return false;
+  value = v;
+  return true;
+}
+
+bool parseDouble(const std::string& text, double& value) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v > 0) || v == HUGE_VAL) return false;
+  value = v;
+  return true;
+}
+
+bool writeFile(const std::string& path, const std::string& text, std::string& error) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  }
+  // Write next to the target and rename, so a reader never sees half a report.
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    error = "cannot write " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+int runCodec(int argc, char** argv) {
+  hfbench::CodecBenchOptions options;
+  std::vector<std::string> inputs;
+  std::string json_path;
+  bool quiet = false;
+
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline_value = false;
+    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      const size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_inline_value = true;
+      }
+    }
+    auto needValue = [&](std::string& out) {
+      if (has_inline_value) {
+        out = value;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    if (arg == "-q" || arg == "--quiet") {
+      quiet = true;
+    } else if (arg == "--help" || arg == "-h") {
+      return usageError("help requested");
+    } else if (arg == "--no-nodata") {
+      options.passNodata = false;
+    } else if (arg == "--no-auto-mask") {
+      options.autoMask = false;
+    } else if (arg == "--json") {
+      if (!needValue(json_path) || json_path.empty()) return usageError("--json needs a file name");
+    } else if (arg == "--patch") {
+      if (!needValue(value) || !parseInt(value, 2, hfpac::kMaxPatchSide, options.patch))
+        return usageError("--patch needs an integer in 2.." + std::to_string(hfpac::kMaxPatchSide));
+    } else if (arg == "--segment") {
+      if (!needValue(value) || !parseInt(value, 0, 33, options.segment) ||
+          (options.segment != 0 && options.segment != 5 && options.segment != 9 &&
+           options.segment != 17 && options.segment != 33))
+        return usageError("--segment needs 0 (try all), 5, 9, 17 or 33");
+    } else if (arg == "--bits") {
+      if (!needValue(value)) return usageError("--bits needs auto or 0..16");
+      if (value == "auto") {
+        options.bits = -1;
+      } else if (!parseInt(value, 0, hfpac::kMaxBits, options.bits)) {
+        return usageError("--bits needs auto or 0..16");
+      }
+    } else if (arg == "--threads") {
+      if (!needValue(value) || !parseInt(value, 0, 1024, options.threads))
+        return usageError("--threads needs an integer in 0..1024 (0 = all cores)");
+    } else if (arg == "--repeat") {
+      if (!needValue(value) || !parseInt(value, 1, 1000, options.repeat))
+        return usageError("--repeat needs an integer in 1..1000");
+    } else if (arg == "--zstd-level") {
+      if (!needValue(value) || !parseInt(value, 1, 22, options.zstdLevel))
+        return usageError("--zstd-level needs an integer in 1..22");
+    } else if (arg == "--quant-step") {
+      if (!needValue(value) || !parseDouble(value, options.read.quantStep))
+        return usageError("--quant-step needs a positive number");
+    } else if (arg == "--band") {
+      if (!needValue(value) || !parseInt(value, 1, 65535, options.read.band))
+        return usageError("--band needs a positive integer");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else {
+      inputs.push_back(arg);
+    }
+  }
+  if (inputs.empty()) return usageError("no input files");
+  if (json_path.empty()) return usageError("--json OUT.json is required");
+
+  const hfbench::HostInfo host = hfbench::hostInfo();
+  const int threads_used =
+      options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, host.threads));
+  hfbench::CodecBenchOptions run_options = options;
+  run_options.threads = threads_used;
+
+  // The table goes to stdout unless the JSON does.
+  std::FILE* console = json_path == "-" ? stderr : stdout;
+  if (!quiet && !host.optimized)
+    std::fprintf(stderr, "hfbench: warning: not an optimised build (NDEBUG/-O); timings are not representative\n");
+
+  std::vector<hfbench::InputResult> results;
+  bool failed = false;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string& path = inputs[k];
+    if (!quiet) std::fprintf(stderr, "[%zu/%zu] %s:", k + 1, inputs.size(), path.c_str());
+    hfbench::LogFn log;
+    if (!quiet)
+      log = [](const std::string& stage) {
+        std::fprintf(stderr, " %s", stage.c_str());
+        std::fflush(stderr);
+      };
+    hfbench::InputResult r = hfbench::benchCodecInput(path, run_options, log);
+    if (!quiet) std::fprintf(stderr, r.ok ? " - %.1f s\n" : " - failed\n", r.totalSeconds);
+    if (!r.ok) {
+      std::fprintf(stderr, "Error: %s: %s\n", path.c_str(), r.error.c_str());
+      failed = true;
+    } else if (!r.allLossless()) {
+      std::string which;
+      if (!r.hfpac.lossless || !r.hfpac.losslessMt) which += " hfpac";
+      if (!r.zstd.lossless) which += " zstd";
+      if (!r.lerc.lossless) which += " lerc";
+      std::fprintf(stderr, "Error: %s: not lossless:%s (see the report)\n", path.c_str(),
+                   which.c_str());
+      failed = true;
+    }
+    results.push_back(std::move(r));
+  }
+
+  const std::string json = hfbench::codecJson(host, options, threads_used, results);
+  std::string error;
+  if (!writeFile(json_path, json, error)) {
+    std::fprintf(stderr, "Error: %s\n", error.c_str());
+    failed = true;
+  }
+  if (!quiet) hfbench::printCodecTable(console, results);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usageError("no command");
+  const std::string command = argv[1];
+  if (command == "codec") return runCodec(argc, argv);
+  if (command == "--help" || command == "-h" || command == "help") return usageError("help requested");
+  if (command == "flythrough") {
+    std::fprintf(stderr, "Error: hfbench flythrough is not implemented yet\n");
+    return 1;
+  }
+  return usageError("unknown command '" + command + "'");
+}

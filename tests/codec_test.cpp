@@ -28,6 +28,19 @@ EncodeOptions opts(int segment, int bits) {
   return o;
 }
 
+EncodeOptions noMask(EncodeOptions o) {
+  o.autoMask = false;
+  o.hasNodata = false;
+  return o;
+}
+
+// The usual nodata value of the type: -32768 for Int16, 65535 for UInt16.
+EncodeOptions withNodata(EncodeOptions o, SampleType t) {
+  o.hasNodata = true;
+  o.nodata = t == SampleType::Int16 ? uint16_t(0x8000) : uint16_t(0xFFFF);
+  return o;
+}
+
 constexpr int kSegments[] = {0, 5, 9, 17, 33};
 
 // ---- Patch kinds x sizes, default options and a few option sets ----
@@ -77,9 +90,9 @@ TEST_P(KindsBySizes, LosslessDefaultOptions) {
 TEST_P(KindsBySizes, LosslessSomeOptionSets) {
   const KindCase kind = allKinds()[size_t(std::get<0>(GetParam()))];
   const Size sz = kSizes[std::get<1>(GetParam())];
-  if (sz.w * sz.h > 20000) GTEST_SKIP() << "covered by LosslessDefaultOptions; keeps the suite fast";
   const Patch p = kind.make(sz.w, sz.h);
-  for (const EncodeOptions& o : {opts(0, -1), opts(5, 0), opts(33, 16), opts(17, 3), opts(9, 11)}) {
+  for (const EncodeOptions& o : {opts(0, -1), opts(5, 0), opts(33, 16), opts(17, 3), opts(9, 11), noMask(opts(9, -1)),
+                                 withNodata(opts(9, -1), p.type), withNodata(noMask(opts(0, 5)), p.type)}) {
     ASSERT_NO_FATAL_FAILURE(verifyRoundTrip(p, o));
   }
 }
@@ -241,6 +254,56 @@ TEST(Codec, AutoBitsNoLargerThanAnyFixedBits) {
     }
 }
 
+// ---- Masked value (nodata voids, flat sea) ----
+
+TEST(Codec, MaskingOptions) {
+  const std::vector<Patch> patches = {hftest::withHoles(129, 129, SampleType::Int16, 91),
+                                      hftest::withHoles(100, 70, SampleType::UInt16, 92),
+                                      hftest::seaMountain(129, 129), hftest::seaMountain(65, 33, SampleType::UInt16),
+                                      hftest::smooth(64, 64), hftest::noise(40, 40)};
+  for (const Patch& p : patches)
+    for (int seg : {0, 9})
+      for (int bits : {-1, 0, 6}) {
+        SCOPED_TRACE(p.name + " " + std::to_string(p.width) + "x" + std::to_string(p.height) + " " +
+                     hftest::optionsName(opts(seg, bits)));
+        hftest::RoundTrip none, automatic, nodata;
+        ASSERT_NO_FATAL_FAILURE(verifyRoundTrip(p, noMask(opts(seg, bits)), &none));
+        ASSERT_NO_FATAL_FAILURE(verifyRoundTrip(p, opts(seg, bits), &automatic));
+        ASSERT_NO_FATAL_FAILURE(verifyRoundTrip(p, withNodata(opts(seg, bits), p.type), &nodata));
+        // Without candidates there is no mask; with more candidates the stream never grows.
+        EXPECT_FALSE(none.info.masked);
+        EXPECT_LE(automatic.stream.size(), none.stream.size());
+        EXPECT_LE(nodata.stream.size(), automatic.stream.size());
+        if (nodata.info.masked && !automatic.info.masked) {
+          const uint16_t want = p.type == SampleType::Int16 ? uint16_t(0x8000) : uint16_t(0xFFFF);
+          EXPECT_EQ(nodata.info.maskValue, want) << "only the nodata value is a new candidate";
+        }
+      }
+}
+
+TEST(Codec, NodataOptionWithValueNotInPatch) {
+  const Patch p = hftest::smooth(50, 40);
+  EncodeOptions o;
+  o.hasNodata = true;
+  o.nodata = 7;  // not in the patch
+  o.autoMask = false;
+  hftest::RoundTrip rt;
+  ASSERT_NO_FATAL_FAILURE(verifyRoundTrip(p, o, &rt));
+  EXPECT_FALSE(rt.info.masked);
+}
+
+TEST(Codec, MostlyNodataPatch) {
+  // 95 % voids, a few real heights: the mask must not swallow the real points.
+  hftest::Rng rng(93);
+  for (SampleType t : {SampleType::Int16, SampleType::UInt16}) {
+    const uint16_t nodata = t == SampleType::Int16 ? uint16_t(0x8000) : uint16_t(0xFFFF);
+    Patch p = hftest::constant(129, 129, nodata, t);
+    for (int k = 0; k < 800; ++k) p.at(rng.range(0, 128), rng.range(0, 128)) = uint16_t(rng.range(100, 3000));
+    for (const EncodeOptions& o : {opts(9, -1), withNodata(opts(0, -1), t), noMask(opts(17, 2))})
+      ASSERT_NO_FATAL_FAILURE(verifyRoundTrip(p, o));
+  }
+}
+
 // ---- Determinism and size bound ----
 
 TEST(Codec, EncodeIsDeterministic) {
@@ -391,7 +454,7 @@ TEST(Codec, StatusMessagesAreDistinct) {
   const Status all[] = {Status::Ok,           Status::InvalidArgument,  Status::TruncatedHeader,
                         Status::BadMagic,     Status::UnsupportedVersion, Status::InvalidHeader,
                         Status::TruncatedStream, Status::SizeMismatch,  Status::InvalidAreaTable,
-                        Status::InvalidProminent, Status::OutOfRange};
+                        Status::InvalidProminent, Status::InvalidMask, Status::OutOfRange};
   std::set<std::string> seen;
   for (Status s : all) {
     const char* m = hfpac::statusMessage(s);

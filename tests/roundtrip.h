@@ -36,6 +36,9 @@ inline void expectSameInfo(const hfpac::PatchInfo& a, const hfpac::PatchInfo& b)
   EXPECT_EQ(a.height, b.height);
   EXPECT_EQ(a.type, b.type);
   EXPECT_EQ(a.flat, b.flat);
+  EXPECT_EQ(a.stored, b.stored);
+  EXPECT_EQ(a.masked, b.masked);
+  EXPECT_EQ(a.maskValue, b.maskValue);
   EXPECT_EQ(a.perAreaBits, b.perAreaBits);
   EXPECT_EQ(a.segment, b.segment);
   EXPECT_EQ(a.uniformBits, b.uniformBits);
@@ -88,6 +91,18 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
   if (flat) {
     EXPECT_EQ(st.size(), size_t(hfpac::kHeaderBytes)) << "a flat patch is just the header";
     EXPECT_EQ(info.segment, 0);
+    EXPECT_FALSE(info.stored);
+    EXPECT_FALSE(info.masked);
+  } else if (info.stored) {
+    // docs/format.md 2.3: samples kept as 16-bit fields; only chosen with automatic b.
+    EXPECT_LT(o.bits, 0) << "a stored stream for a fixed b";
+    EXPECT_EQ(info.segment, 0);
+    EXPECT_FALSE(info.perAreaBits);
+    EXPECT_FALSE(info.masked);
+    EXPECT_EQ(info.uniformBits, hfpac::kMaxBits);
+    EXPECT_EQ(info.layer1Bytes, uint32_t(hfpac::kHeaderBytes));
+    EXPECT_EQ(info.layer2Bytes, 0u);
+    EXPECT_EQ(uint64_t(info.layer3Bytes), 4 * ((uint64_t(p.width) * uint64_t(p.height) + 1) / 2));
   } else {
     if (o.segment != 0) {
       EXPECT_EQ(info.segment, o.segment);
@@ -103,6 +118,20 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
       EXPECT_GE(info.uniformBits, 0);
       EXPECT_LE(info.uniformBits, hfpac::kMaxBits);
     }
+  }
+  if (!info.masked) {
+    EXPECT_EQ(info.maskValue, 0);
+  }
+  if (info.masked) {
+    // The mask value is one of the patch's samples (bit pattern as in the input).
+    bool found = false;
+    for (int y = 0; y < p.height && !found; ++y)
+      for (int x = 0; x < p.width && !found; ++x) found = p.at(x, y) == info.maskValue;
+    EXPECT_TRUE(found) << "mask value " << info.maskValue << " is not in the patch";
+  }
+  // With automatic b no stream is larger than the stored form (docs/format.md 1, 2.3).
+  if (o.bits < 0) {
+    EXPECT_LE(st.size(), size_t(hfpac::kHeaderBytes) + 4 * ((size_t(p.width) * size_t(p.height) + 1) / 2));
   }
   // readInfo accepts a longer buffer and still reports the stream's own size.
   {
@@ -120,17 +149,18 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
     histSum += rt.stats.bitsHistogram[b];
     if (rt.stats.bitsHistogram[b]) rt.maxBits = b;
   }
-  if (!flat) {
-    EXPECT_EQ(histSum, uint64_t(p.width) * uint64_t(p.height));
-    EXPECT_LE(rt.stats.prominentPoints, uint32_t(p.width * p.height));
+  EXPECT_EQ(histSum, uint64_t(p.width) * uint64_t(p.height));
+  EXPECT_LE(rt.stats.prominentPoints, uint32_t(p.width * p.height));
+  if (flat) {
+    EXPECT_EQ(rt.stats.prominentPoints, 0u);
+    EXPECT_EQ(rt.stats.bitsHistogram[0], uint32_t(p.width * p.height));
+  } else {
     if (o.bits >= 0) {
       EXPECT_EQ(rt.stats.bitsHistogram[o.bits], uint32_t(p.width * p.height));
     }
     if (!info.perAreaBits) {
       EXPECT_EQ(rt.maxBits, info.uniformBits);
     }
-  } else {
-    EXPECT_EQ(rt.stats.prominentPoints, 0u);
   }
 
   // Lossless decode into a padded buffer; the padding must stay untouched.
@@ -173,9 +203,21 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
   const int32_t bound = rt.maxBits > 0 ? (int32_t(1) << (rt.maxBits - 1)) : 0;
   EXPECT_LE(maxAbsError(p, out, w), bound) << "layers 1+2 with b <= " << rt.maxBits;
   // Layer 1 decodes; a flat patch is exact even there.
+  if (info.stored) {
+    EXPECT_EQ(maxAbsError(p, out, w), 0) << "stored: every layer is exact";
+  }
   ASSERT_EQ(decodeTo(st, p.width, p.height, out, hfpac::Layers::L1), hfpac::Status::Ok);
-  if (flat) {
-    EXPECT_EQ(maxAbsError(p, out, w), 0);
+  if (flat || info.stored) {
+    EXPECT_EQ(maxAbsError(p, out, w), 0) << "flat / stored: layer 1 is exact";
+  }
+  if (info.masked) {
+    // A masked point decodes exactly at every layer.
+    size_t bad = 0;
+    for (size_t y = 0; y < h; ++y)
+      for (size_t x = 0; x < w; ++x)
+        if (p.at(int(x), int(y)) == info.maskValue && out[y * w + x] != info.maskValue && bad++ < 3)
+          ADD_FAILURE() << "masked point (" << x << "," << y << ") decodes to " << out[y * w + x] << " at layer 1";
+    EXPECT_EQ(bad, 0u);
   }
 
   if (result) *result = std::move(rt);

@@ -5,7 +5,10 @@
 // bounds checks. Decoding never allocates in proportion to what the header claims; PatchView's
 // per-area tables exist only when the stream holds per-area tables of at least that many bits.
 #include <algorithm>
+#include <array>
 #include <cassert>
+#include <utility>
+#include <cstring>
 
 #include "codec/layout.h"
 
@@ -39,6 +42,8 @@ struct Stream {
   uint64_t prominent = 0;
   uint16_t flip = 0;
   BitReader maskCodes, maskBitmaps;  // masked streams only
+  const uint8_t* lowsBase = nullptr;  // section D
+  uint64_t lowsBytes = 0;
   uint16_t maskValue = 0;
   uint64_t maskBytes = 0;
 
@@ -167,6 +172,8 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) 
   s.highs = BitReader(s.positions + sectionBytes(prominent * 8),
                       sectionBytes(prominent * h.highBits) / 4);
   s.lows = BitReader(sectionD, h.layer3Bytes / 4);
+  s.lowsBase = sectionD;
+  s.lowsBytes = h.layer3Bytes;
 
   // Prominent positions: inside their area, strictly increasing (so each point has at most one
   // entry and a binary search finds it).
@@ -204,83 +211,164 @@ void predictPatch(const Stream& s, uint16_t* dst, size_t stride) {
       const int x1 = std::min(sx == g.segX - 1 ? g.width : x0 + n, g.width);
       for (int y = y0; y < y1; ++y) {
         const int64_t* wy = wt[y - y0];
-        // Collapse the rows first: col[c] = sum_r wy[r] P[r][c]. Integer sums are exact, so
-        // this order gives the same result as evalSegment().
+        // Collapse the rows first: col[k] = sum_r wy[r] P[r][k]. Along the row the sum is then
+        // the quadratic S(a) = n^2 col0 + 2n (col1 - col0) a + (col0 - 2 col1 + col2) a^2, walked
+        // with exact integer forward differences: same S as evalSegment(), two adds a point.
         int64_t col[3];
         for (int k = 0; k < 3; ++k)
           col[k] = wy[0] * c.p[0][k] + wy[1] * c.p[1][k] + wy[2] * c.p[2][k];
+        const int64_t curve = col[0] - 2 * col[1] + col[2];
+        int64_t sum = int64_t(n) * n * col[0];
+        int64_t delta = 2 * int64_t(n) * (col[1] - col[0]) + curve;
+        const int64_t delta2 = 2 * curve;
         uint16_t* row = dst + size_t(y) * stride;
         for (int x = x0; x < x1; ++x) {
-          const int64_t* wx = wt[x - x0];
-          const int64_t v = (wx[0] * col[0] + wx[1] * col[1] + wx[2] * col[2] + half) >> shift;
+          const int64_t v = (sum + half) >> shift;
           row[x] = uint16_t(v < 0 ? 0 : (v > 65535 ? 65535 : v));
+          sum += delta;
+          delta += delta2;
         }
       }
     }
   }
 }
 
-Status addResiduals(const Stream& s, uint16_t* dst, size_t stride, Layers layers) {
+constexpr bool kLittleEndianHost = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+// Reads consecutive fields of one width from a bit-packed section, 64 bits at a time where
+// 8 bytes remain in the section (the common case), word by word near its end.
+class FieldCursor {
+ public:
+  FieldCursor(const uint8_t* base, uint64_t bytes, uint64_t bit) : base_(base), bytes_(bytes), bit_(bit) {}
+  uint32_t next(int bits) {
+    const uint64_t byte = bit_ >> 3;
+    uint32_t v;
+    if (kLittleEndianHost && byte + 8 <= bytes_) {
+      uint64_t word;
+      std::memcpy(&word, base_ + byte, 8);  // the stream's byte order is the host's
+      v = uint32_t(word >> (bit_ & 7)) & lowMask(bits);
+    } else {
+      v = BitReader(base_, bytes_ / 4).field(bit_, bits);
+    }
+    bit_ += uint64_t(bits);
+    return v;
+  }
+
+ private:
+  const uint8_t* base_;
+  uint64_t bytes_, bit_;
+};
+
+// The hot loop of a lossless decode: one full-width (16-point) area row of b-bit low fields,
+// added to `in` (prediction + prominent corrections), range-checked, flipped, stored. b is a
+// template argument so masks and the half step are constants; the caller guarantees 8
+// readable bytes from the byte of every field's first bit.
+template <int B>
+uint32_t lowRow16(const uint8_t* base, uint64_t bit, const int32_t* in, uint16_t* out,
+                  uint16_t flip) {
+  constexpr int32_t half = B > 0 ? (1 << (B - 1)) : 0;
+  constexpr uint64_t mask = (uint64_t(1) << B) - 1;
+  const uint8_t* p = base + (bit >> 3);
+  const int s0 = int(bit & 7);
+  uint32_t bad = 0;
+  for (int lx = 0; lx < kAreaSide; ++lx) {
+    int32_t v = in[lx] - half;
+    if constexpr (B > 0) {
+      const int o = s0 + lx * B;
+      uint64_t word;
+      std::memcpy(&word, p + (o >> 3), 8);
+      v += int32_t((word >> (o & 7)) & mask);
+    }
+    bad |= uint32_t(v) >> 16;  // non-zero for v < 0 (sign bits) and v > 65535
+    out[lx] = uint16_t(uint16_t(v) ^ flip);
+  }
+  return bad;
+}
+
+using LowRowFn = uint32_t (*)(const uint8_t*, uint64_t, const int32_t*, uint16_t*, uint16_t);
+template <int... Bs>
+constexpr std::array<LowRowFn, sizeof...(Bs)> makeLowRowTable(std::integer_sequence<int, Bs...>) {
+  return {&lowRow16<Bs>...};
+}
+constexpr auto kLowRow = makeLowRowTable(std::make_integer_sequence<int, kMaxBits + 1>{});
+
+// Everything after the layer-1 prediction, in one pass over each area: residuals (layers 2, 3),
+// masked points, the signed-domain flip, and the range check of a lossless decode.
+Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers) {
   const Geometry& g = s.g;
-  const bool lossless = layers == Layers::All;
-  uint64_t entry = 0, lowBit = 0;
-  int64_t r[kAreaSide * kAreaSide];  // int64: a hostile high part times 2^b overflows int32
+  const bool lossless = layers == Layers::All, withResiduals = layers != Layers::L1;
+  uint64_t entry = 0, lowBit = 0, bitmapBit = 0;
+  const uint16_t maskOut = uint16_t(s.maskValue ^ s.flip);
+  // Prominent corrections of the current area; int64 since a hostile high part times 2^b
+  // overflows int32.
+  int64_t correction[kAreaSide * kAreaSide];
   for (int ay = 0; ay < g.areasY; ++ay)
     for (int ax = 0; ax < g.areasX; ++ax) {
       const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
       const int aw = areaWidth(g, ax), ah = areaHeight(g, ay);
       const int b = s.areaBits(k);
       const uint32_t count = s.areaCount(k);
-      if (lossless) {
-        const int32_t half = halfStep(b);
-        for (int ly = 0; ly < ah; ++ly)
-          for (int lx = 0; lx < aw; ++lx, lowBit += uint64_t(b))
-            r[ly * kAreaSide + lx] = int32_t(s.lows.field(lowBit, b)) - half;
-      } else {
-        for (int ly = 0; ly < ah; ++ly)
-          for (int lx = 0; lx < aw; ++lx) r[ly * kAreaSide + lx] = 0;
+      const uint32_t maskCode = s.maskCode(k);
+      const uint64_t areaLowBit = lowBit, areaEntry = entry;
+      lowBit += uint64_t(aw * ah) * uint64_t(b);
+      entry += count;
+      uint16_t* origin = dst + size_t(ay * kAreaSide) * stride + size_t(ax * kAreaSide);
+      if (maskCode == kMaskAll) {
+        for (int ly = 0; ly < ah; ++ly) std::fill_n(origin + size_t(ly) * stride, aw, maskOut);
+        continue;
       }
-      for (uint32_t e = 0; e < count; ++e, ++entry)
-        r[s.positions[entry]] += int64_t(s.high(entry)) * (int64_t(1) << b);
+      // Fast path: lossless, full-width area, no mask bitmap, and slack after the area's fields.
+      if (kLittleEndianHost && lossless && aw == kAreaSide && maskCode == kMaskNone &&
+          (lowBit >> 3) + 8 <= s.lowsBytes) {
+        int32_t in[kAreaSide * kAreaSide];
+        for (int ly = 0; ly < ah; ++ly) {
+          const uint16_t* row = origin + size_t(ly) * stride;
+          for (int lx = 0; lx < kAreaSide; ++lx) in[ly * kAreaSide + lx] = row[lx];
+        }
+        for (uint64_t e = areaEntry; e < areaEntry + count; ++e) {
+          // Valid high parts keep |high * 2^b| <= 2^17; anything larger is corrupt.
+          const int64_t c = int64_t(s.high(e)) * (int64_t(1) << b);
+          if (c < -(int64_t(1) << 17) || c > (int64_t(1) << 17)) return Status::OutOfRange;
+          in[s.positions[e]] += int32_t(c);
+        }
+        uint32_t bad = 0;
+        const LowRowFn lowRow = kLowRow[size_t(b)];
+        for (int ly = 0; ly < ah; ++ly)
+          bad |= lowRow(s.lowsBase, areaLowBit + uint64_t(ly * kAreaSide) * uint64_t(b),
+                        in + ly * kAreaSide, origin + size_t(ly) * stride, s.flip);
+        if (bad) return Status::OutOfRange;
+        continue;
+      }
+      const bool hasCorrections = withResiduals && count > 0;
+      if (hasCorrections) {
+        for (int ly = 0; ly < ah; ++ly)
+          std::fill_n(correction + ly * kAreaSide, aw, int64_t(0));
+        for (uint64_t e = areaEntry; e < areaEntry + count; ++e)
+          correction[s.positions[e]] = int64_t(s.high(e)) * (int64_t(1) << b);
+      }
+      const int64_t half = lossless ? halfStep(b) : 0;
+      FieldCursor lows(s.lowsBase, s.lowsBytes, areaLowBit);
+      const bool bitmap = maskCode == kMaskBitmap;
+      uint32_t outside = 0;  // OR of out-of-range flags: one branch per area, not per point
       for (int ly = 0; ly < ah; ++ly) {
-        uint16_t* row = dst + size_t(ay * kAreaSide + ly) * stride + size_t(ax * kAreaSide);
+        uint16_t* row = origin + size_t(ly) * stride;
         for (int lx = 0; lx < aw; ++lx) {
-          int64_t v = int64_t(row[lx]) + r[ly * kAreaSide + lx];
-          if (v < 0 || v > 65535) {
-            if (lossless) return Status::OutOfRange;
-            v = v < 0 ? 0 : 65535;
+          int64_t v = row[lx];
+          if (lossless) v += int64_t(lows.next(b)) - half;
+          if (hasCorrections) v += correction[ly * kAreaSide + lx];
+          if (bitmap && s.maskBitmaps.field(bitmapBit++, 1)) {
+            row[lx] = maskOut;  // masked points decode to the masked value, whatever v is
+            continue;
           }
-          row[lx] = uint16_t(v);
+          const bool bad = v < 0 || v > 65535;
+          outside |= uint32_t(bad);
+          if (bad) v = v < 0 ? 0 : 65535;
+          row[lx] = uint16_t(uint16_t(v) ^ s.flip);
         }
       }
+      if (lossless && outside) return Status::OutOfRange;
     }
   return Status::Ok;
-}
-
-// Masked points decode to the masked value at every layer.
-void applyMask(const Stream& s, uint16_t* dst, size_t stride) {
-  if (!s.h.isMasked()) return;
-  const Geometry& g = s.g;
-  uint64_t bitmapBit = 0;
-  for (int ay = 0; ay < g.areasY; ++ay)
-    for (int ax = 0; ax < g.areasX; ++ax) {
-      const uint32_t code = s.maskCode(uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax));
-      if (code == kMaskNone) continue;
-      const int aw = areaWidth(g, ax), ah = areaHeight(g, ay);
-      for (int ly = 0; ly < ah; ++ly) {
-        uint16_t* row = dst + size_t(ay * kAreaSide + ly) * stride + size_t(ax * kAreaSide);
-        for (int lx = 0; lx < aw; ++lx)
-          if (code == kMaskAll || s.maskBitmaps.field(bitmapBit++, 1)) row[lx] = s.maskValue;
-      }
-    }
-}
-
-void applyFlip(const Stream& s, uint16_t* dst, size_t stride) {
-  if (!s.flip) return;
-  for (int y = 0; y < s.g.height; ++y) {
-    uint16_t* row = dst + size_t(y) * stride;
-    for (int x = 0; x < s.g.width; ++x) row[x] ^= s.flip;
-  }
 }
 
 }  // namespace
@@ -316,17 +404,13 @@ Status decode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride,
     // Every layer of a stored patch is exact.
     for (int y = 0; y < g.height; ++y)
       for (int x = 0; x < g.width; ++x)
-        dst[size_t(y) * dstStride + size_t(x)] =
-            uint16_t(s.lows.field((uint64_t(y) * uint64_t(g.width) + uint64_t(x)) * kMaxBits,
-                                  kMaxBits));
-    applyFlip(s, dst, dstStride);
+        dst[size_t(y) * dstStride + size_t(x)] = uint16_t(
+            s.lows.field((uint64_t(y) * uint64_t(g.width) + uint64_t(x)) * kMaxBits, kMaxBits) ^
+            s.flip);
     return Status::Ok;
   }
   predictPatch(s, dst, dstStride);
-  if (layers != Layers::L1)
-    if (Status st = addResiduals(s, dst, dstStride, layers); st != Status::Ok) return st;
-  applyMask(s, dst, dstStride);
-  applyFlip(s, dst, dstStride);
+  return finishAreas(s, dst, dstStride, layers);
   return Status::Ok;
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 using namespace detail;
 
-using int128 = __int128;
+__extension__ typedef __int128 int128;  // __extension__: -Wpedantic knows no 128-bit type
 
 int128 floorDiv128(int128 a, int128 b) {  // b > 0
   int128 q = a / b;

@@ -249,7 +249,7 @@ bool readQuantised(GDALRasterBandH band, const ReadOptions& options, Dem& dem,
   } else {
     q.step = 1.0;  // constant data
   }
-  q.maxError = (integer_valued && q.step == 1.0) ? 0.0 : q.step / 2.0;
+  q.maxError = (range == 0.0 || (integer_valued && q.step == 1.0)) ? 0.0 : q.step / 2.0;
 
   // Pass 2: quantise. 65535 is reserved for nodata.
   double measured = 0.0;

@@ -86,7 +86,7 @@ int runCodec(int argc, char** argv) {
       const size_t eq = arg.find('=');
       if (eq != std::string::npos) {
         value = arg.substr(eq + 1);
-        arg = arg.substr(0, eq);
+        arg.resize(eq);
         has_inline_value = true;
       }
     }
@@ -108,7 +108,8 @@ int runCodec(int argc, char** argv) {
     } else if (arg == "--no-auto-mask") {
       options.autoMask = false;
     } else if (arg == "--json") {
-      if (!needValue(json_path) || json_path.empty()) return usageError("--json needs a file name");
+      if (!needValue(json_path) || json_path.empty() || (json_path[0] == '-' && json_path != "-"))
+        return usageError("--json needs a file name");
     } else if (arg == "--patch") {
       if (!needValue(value) || !parseInt(value, 2, hfpac::kMaxPatchSide, options.patch))
         return usageError("--patch needs an integer in 2.." + std::to_string(hfpac::kMaxPatchSide));

@@ -29,10 +29,10 @@ struct Args {
 
 constexpr const char* kUsage =
     "Usage: hfterrain OUT.tif [--size N] [--seed S] [--max-height M] [--sea-fraction F] [-q]\n"
-    "  Synthesises the sample terrain (spectral fBm + ridges + erosion + a flat sea) and\n"
-    "  writes it as a UInt16 GeoTIFF in metres, UTM 5N, 30 m pixels.\n"
+    "  Synthesises the sample terrain (spectral fBm, river erosion, a flat sea) and writes it\n"
+    "  as a UInt16 GeoTIFF in metres, UTM zone 5N, 30 m pixels, no nodata value.\n"
     "  --size N          width = height in samples (default 2049 = 16*128+1)\n"
-    "  --seed S          random seed (default 1); the same seed gives the same file\n"
+    "  --seed S          random seed (default 1); the same seed gives the same heights\n"
     "  --max-height M    highest land point in metres (default 4000)\n"
     "  --sea-fraction F  share of the area that is sea at 0 m (default 0.2)\n"
     "  -q                quiet: no progress bar\n";
@@ -154,6 +154,7 @@ int main(int argc, char** argv) {
   if (!hfterrain::synthesizeTerrain(args.terrain, heights, &why, progress)) return error(why);
 
   GDALAllRegister();
+  CPLPushErrorHandler(CPLQuietErrorHandler);  // GDAL's messages go into our one Error: line
   CPLErrorReset();
   const std::string tmp = args.out + ".tmp.tif";
   const bool ok = writeGeoTiff(tmp, heights, args.terrain.size, args.terrain.seed, why);
@@ -167,6 +168,7 @@ int main(int argc, char** argv) {
   } else if (!args.quiet) {
     GDALTermProgress(1.0, nullptr, nullptr);
   }
+  CPLPopErrorHandler();
   GDALDestroyDriverManager();
   return status;
 }

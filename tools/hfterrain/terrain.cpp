@@ -4,15 +4,13 @@
 #include <fftw3.h>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <memory>
 #include <queue>
 #include <utility>
+#include <vector>
 
 namespace hfterrain {
 namespace {
@@ -47,10 +45,10 @@ struct FftwFree {
   void operator()(void* p) const { fftw_free(p); }
 };
 
-// FFT size: the smallest 2^k or 3 * 2^k that is at least 1.25 x the tile, so the periodic
-// field never shows its wrap-around inside the tile and FFTW stays on fast radices.
+// FFT size: the smallest 2^k or 3 * 2^k a little larger than the grid (FFTW is fastest on
+// such radices); the field is periodic in it, and the wrap-around falls outside the grid.
 int fftSize(int n) {
-  const int need = n + n / 4;
+  const int need = n + n / 16;
   int m = 16;
   while (true) {
     if (m >= need) return m;
@@ -127,11 +125,11 @@ class SpectralSynth {
   fftw_plan plan_ = nullptr;
 };
 
-double quantile(const std::vector<double>& v, double q) {
-  std::vector<double> tmp(v);
-  const size_t k = std::min(tmp.size() - 1, static_cast<size_t>(q * static_cast<double>(tmp.size())));
-  std::nth_element(tmp.begin(), tmp.begin() + static_cast<std::ptrdiff_t>(k), tmp.end());
-  return tmp[k];
+// The q-quantile of v (0 <= q <= 1).
+double quantile(std::vector<double> v, double q) {
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
 }
 
 // 8-neighbourhood offsets and their lengths in cells.
@@ -140,8 +138,8 @@ constexpr int kDy[8] = {0, 0, 1, -1, 1, -1, -1, 1};
 constexpr double kDist[8] = {1, 1, 1, 1, 1.41421356237, 1.41421356237, 1.41421356237,
                              1.41421356237};
 
-// Sea = cells below `level` that are 4-connected to the tile border (the open ocean).
-// Cells below `level` elsewhere are land depressions; the drainage step fills them.
+// Sea = cells below `level` that are 4-connected to the grid border (the open ocean).
+// Cells below `level` elsewhere are inland basins, which stay land.
 std::vector<uint8_t> seaMask(const std::vector<double>& h, int n, double level) {
   std::vector<uint8_t> sea(h.size(), 0);
   std::vector<int> stack;
@@ -170,9 +168,9 @@ std::vector<uint8_t> seaMask(const std::vector<double>& h, int n, double level) 
   return sea;
 }
 
-// Thermal erosion: wherever a cell is higher than a neighbour by more than the talus
-// difference, a share of the excess slides down. Removes the spiky single-pixel peaks that pure
-// noise has and that real rock cannot hold. Sea cells are fixed.
+// Thermal erosion: wherever a cell is higher than a 4-neighbour by more than `talus`, a share
+// of the excess slides down. Removes the single-pixel spikes that noise has and rock has not.
+// Sea cells are fixed, and what slides into the sea is gone.
 void thermalErosion(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, double talus,
                     int iterations) {
   std::vector<double> delta(h.size());
@@ -188,7 +186,7 @@ void thermalErosion(std::vector<double>& h, const std::vector<uint8_t>& sea, int
           if (d > talus) {
             const double moved = 0.12 * (d - talus);
             delta[i] -= moved;
-            if (!sea[j]) delta[j] += moved;  // what slides into the sea is gone
+            if (!sea[j]) delta[j] += moved;
           }
         }
       }
@@ -197,24 +195,38 @@ void thermalErosion(std::vector<double>& h, const std::vector<uint8_t>& sea, int
   }
 }
 
-// Drainage: priority-flood (Barnes et al. 2014) from the sea and the tile border gives every
-// land cell a receiver (the neighbour it was reached from) and an order in which each cell comes
-// after its receiver. Depressions are filled to their spill height on the way, so every cell
-// drains to the sea or off the tile.
+// Hillslope creep, dh/dt = D laplacian(h), explicit (rate <= 0.25 keeps it stable): rounds the
+// ridge crests and valley sides that pure stream power leaves as sharp facets.
+void diffuse(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, double rate,
+             int steps) {
+  std::vector<double> next(h);
+  for (int step = 0; step < steps; ++step) {
+    for (int y = 1; y < n - 1; ++y) {
+      for (int x = 1; x < n - 1; ++x) {
+        const size_t i = static_cast<size_t>(y) * n + x;
+        if (sea[i]) continue;
+        const double lap = h[i - 1] + h[i + 1] + h[i - n] + h[i + n] - 4.0 * h[i];
+        next[i] = h[i] + rate * lap;
+      }
+    }
+    h.swap(next);
+  }
+}
+
+// Where water goes. `order` lists cells so that each comes after its receiver.
 struct Drainage {
-  std::vector<int> order;     // cells in flood order (receivers first)
-  std::vector<int> receiver;  // -1 for outlets
-  std::vector<uint8_t> dir;   // index into kDx/kDy of the receiver
+  std::vector<int> order;
+  std::vector<int> receiver;  // -1 for outlets (sea, grid border)
+  std::vector<uint8_t> dir;   // index into kDx/kDy/kDist of the receiver
 };
 
-// With fill = false, h is left as it is: the flood runs on a filled copy, so depressions keep
-// their floors and the stream-power step below fills them from upstream instead.
-void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drainage& d,
-           bool fill) {
+// Priority-flood (Barnes et al. 2014) from the sea and the grid border fills every closed
+// depression of h to just above its spill height, so all water reaches the sea or leaves the
+// grid; the flood pops cells in non-decreasing height, which is the order. Each cell's receiver
+// is then its steepest downhill neighbour: following the flood's own paths instead would carve
+// straight, parallel valleys across flat ground.
+void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drainage& d) {
   const size_t count = h.size();
-  std::vector<double> copy;
-  if (!fill) copy = h;
-  std::vector<double>& w = fill ? h : copy;
   d.order.clear();
   d.order.reserve(count);
   d.receiver.assign(count, -1);
@@ -224,10 +236,9 @@ void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drain
   std::priority_queue<Item, std::vector<Item>, std::greater<Item>> open;
   for (size_t i = 0; i < count; ++i) {
     const int x = static_cast<int>(i % n), y = static_cast<int>(i / n);
-    const bool border = x == 0 || y == 0 || x == n - 1 || y == n - 1;
-    if (sea[i] || border) {
+    if (sea[i] || x == 0 || y == 0 || x == n - 1 || y == n - 1) {
       done[i] = 1;
-      open.emplace(w[i], static_cast<int>(i));
+      open.emplace(h[i], static_cast<int>(i));
     }
   }
   while (!open.empty()) {
@@ -241,23 +252,18 @@ void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drain
       const size_t j = static_cast<size_t>(ny) * n + nx;
       if (done[j]) continue;
       done[j] = 1;
-      // Fill pits to just above their spill point so that water still flows.
-      w[j] = std::max(w[j], w[static_cast<size_t>(i)] + 1e-3);
-      d.receiver[j] = i;
-      d.dir[j] = static_cast<uint8_t>(k ^ 1);  // direction from j back to i
-      open.emplace(w[j], static_cast<int>(j));
+      h[j] = std::max(h[j], h[static_cast<size_t>(i)] + 1e-6);
+      open.emplace(h[j], static_cast<int>(j));
     }
   }
-  // Water takes the steepest way down the filled surface, not the way the flood came: flood
-  // paths are straight lines on flat ground and would carve straight, parallel valleys.
   for (int y = 1; y < n - 1; ++y) {
     for (int x = 1; x < n - 1; ++x) {
       const size_t i = static_cast<size_t>(y) * n + x;
-      if (d.receiver[i] < 0) continue;
+      if (sea[i]) continue;
       double best = 0.0;
       for (int k = 0; k < 8; ++k) {
         const size_t j = static_cast<size_t>(y + kDy[k]) * n + (x + kDx[k]);
-        const double slope = (w[i] - w[j]) / kDist[k];
+        const double slope = (h[i] - h[j]) / kDist[k];
         if (slope > best) {
           best = slope;
           d.receiver[i] = static_cast<int>(j);
@@ -268,13 +274,13 @@ void drain(std::vector<double>& h, const std::vector<uint8_t>& sea, int n, Drain
   }
 }
 
-// Stream-power incision with uplift, dh/dt = U - K A^m S, with the implicit O(n) scheme of
-// Braun & Willett (2013): visiting cells after their receivers,
-// h_i = (h_i + U_i dt + F h_r) / (1 + F), F = K dt A^m / distance (A in cells, distance in
-// cells). Run to near steady state it carves the branching valley networks and sharp ridges
-// that make a height field read as real terrain rather than noise.
-void streamPower(std::vector<double>& h, const Drainage& d, const std::vector<double>* uplift,
-                 double dt, double k, double m_exp) {
+// Uplift and stream-power incision, dh/dt = U - K A^m S (n = 1), with the implicit O(cells)
+// scheme of Braun & Willett (2013): visiting cells after their receivers,
+// h_i = (h_i + U_i dt + F h_r) / (1 + F), F = K dt A^m / distance, A and distance in cells.
+// Unconditionally stable, and a few dozen steps carve the branching valley networks and sharp
+// divides that make a height field read as real terrain rather than noise.
+void streamPower(std::vector<double>& h, const Drainage& d, const std::vector<double>& uplift,
+                 double dt, double k, double m) {
   std::vector<double> area(h.size(), 1.0);
   for (auto it = d.order.rbegin(); it != d.order.rend(); ++it) {
     const int r = d.receiver[static_cast<size_t>(*it)];
@@ -284,26 +290,24 @@ void streamPower(std::vector<double>& h, const Drainage& d, const std::vector<do
     const size_t ui = static_cast<size_t>(i);
     const int r = d.receiver[ui];
     if (r < 0) continue;
-    const double f = k * dt * std::pow(area[ui], m_exp) / kDist[d.dir[ui]];
-    const double u = uplift ? (*uplift)[ui] * dt : 0.0;
-    h[ui] = (h[ui] + u + f * h[static_cast<size_t>(r)]) / (1.0 + f);
+    const double f = k * dt * std::pow(area[ui], m) / kDist[d.dir[ui]];
+    h[ui] = (h[ui] + uplift[ui] * dt + f * h[static_cast<size_t>(r)]) / (1.0 + f);
   }
 }
 
-// Catmull-Rom sample of a coarse nc x nc grid at coarse coordinates (u, v).
+// Catmull-Rom sample of an nc x nc grid at grid coordinates (u, v).
 double bicubic(const std::vector<double>& g, int nc, double u, double v) {
   const int iu = std::min(static_cast<int>(u), nc - 2), iv = std::min(static_cast<int>(v), nc - 2);
-  const double fu = u - iu, fv = v - iv;
   auto weights = [](double t, double w[4]) {
     const double t2 = t * t, t3 = t2 * t;
-    w[0] = 0.5 * (-t3 + 2 * t2 - t);
-    w[1] = 0.5 * (3 * t3 - 5 * t2 + 2);
-    w[2] = 0.5 * (-3 * t3 + 4 * t2 + t);
+    w[0] = 0.5 * (-t3 + 2.0 * t2 - t);
+    w[1] = 0.5 * (3.0 * t3 - 5.0 * t2 + 2.0);
+    w[2] = 0.5 * (-3.0 * t3 + 4.0 * t2 + t);
     w[3] = 0.5 * (t3 - t2);
   };
   double wu[4], wv[4];
-  weights(fu, wu);
-  weights(fv, wv);
+  weights(u - iu, wu);
+  weights(v - iv, wv);
   double sum = 0.0;
   for (int j = 0; j < 4; ++j) {
     const int y = std::clamp(iv - 1 + j, 0, nc - 1);
@@ -317,6 +321,22 @@ double bicubic(const std::vector<double>& g, int nc, double u, double v) {
   return sum;
 }
 
+// Tuning, chosen by eye against SRTM coast tiles (hillshades of the result).
+constexpr double kTilt = 2.2;          // planar trend (in base-field sigmas) that gathers the sea
+constexpr double kBasinUplift = 0.5;   // inland below-sea-level ground becomes low hills
+constexpr double kUpliftExp = 0.6;     // < 1 widens the highlands around the main divides
+constexpr double kInitialNoise = 0.3;  // starting roughness that seeds the river network
+constexpr int kCoarseCells = 512;      // the evolution grid has about this many cells a side
+constexpr int kSteps = 30;             // evolution steps
+constexpr double kDt = 0.5;            // step length (uplift 1 = the highest base ground)
+constexpr double kErodibility = 1.0;   // K
+constexpr double kAreaExp = 0.5;       // m (concavity m/n of real rivers is about 0.4..0.6)
+constexpr double kCreep = 0.05;        // hillslope diffusion per half step
+constexpr double kDetailBeta = 2.4;    // spectrum of the sub-grid detail
+constexpr double kDetailMetres = 20.0; // its amplitude at the highest ground
+constexpr double kTalus = 0.9;         // talus slope (rise over run), about 42 degrees
+constexpr double kCellMetres = 30.0;   // pixel size of the written GeoTIFF
+
 }  // namespace
 
 bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, std::string* error,
@@ -326,58 +346,93 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
     return false;
   };
   if (o.size < 33 || o.size > 16385) return fail("size must be in 33..16385");
-  if (!(o.maxHeight >= 10.0 && o.maxHeight <= 65535.0)) return fail("max height must be in 10..65535");
+  if (!(o.maxHeight >= 10.0 && o.maxHeight <= 65535.0)) {
+    return fail("max height must be in 10..65535");
+  }
   if (!(o.seaFraction >= 0.0 && o.seaFraction <= 0.9)) return fail("sea fraction must be in 0..0.9");
   if (!(o.beta >= 1.0 && o.beta <= 3.5)) return fail("beta must be in 1..3.5");
-  auto t0 = std::chrono::steady_clock::now();
-  auto step = [&](double f, const char* stage) {
-    if (std::getenv("HFT_TIME")) std::fprintf(stderr, "%.2f %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count(), stage);
-    return !progress || progress(f, stage); };
-  auto P = [](const char* name, double def) { const char* v = std::getenv(name); return v ? std::atof(v) : def; };
+  auto step = [&](double f, const char* stage) { return !progress || progress(f, stage); };
+  if (!step(0.0, "spectrum")) return fail("cancelled");
 
-  const int n = o.size;
+  // Everything runs on the tile plus a margin on each side and is cropped at the end: rivers
+  // then leave the tile as they would leave a real one, instead of taking its edge for the sea.
+  const int tile = o.size;
+  const int margin = tile / 8;
+  const int n = tile + 2 * margin;
   const size_t count = static_cast<size_t>(n) * n;
-  const double cell_m = 30.0;
   Rng rng(o.seed ^ 0x6866746572726169ull);  // "hfterrai": seed 0 is as good as any other
 
-  if (!step(0.0, "spectrum")) return fail("cancelled");
-  SpectralSynth synth(n, fftSize(n));
-  if (!synth.ok()) return fail("FFTW could not allocate or plan the transform");
-
-  // Coarse grid for the landscape evolution: about 513 x 513 whatever the tile size.
-  const int s = std::max(1, (n - 1) / static_cast<int>(P("HFT_NC", 512)));
+  // Coarse grid of the landscape evolution: point (i, j) sits on sample (i * s, j * s).
+  const int s = std::max(1, (n - 1) / kCoarseCells);
   const int nc = (n - 2) / s + 2;
+  const size_t ccount = static_cast<size_t>(nc) * nc;
 
-  // 1. Base: fBm over all scales; its largest waves set where the mountains and the sea are.
-  std::vector<double> base = synth.field(rng, o.beta, 0.0, 0.0);
-  // Detail below the coarse grid's resolution, added after the evolution.
-  std::vector<double> detail = synth.field(rng, P("HFT_DBETA", 2.4), 0.25 * nc, 0.0);
-  if (!step(0.3, "shape")) return fail("cancelled");
+  // 1. Base: fBm over all scales. Its largest waves decide where mountains and sea are.
+  //    Detail: the same kind of field, high-passed, for what the coarse grid cannot hold.
+  std::vector<double> base, detail;
+  {
+    SpectralSynth synth(n, fftSize(n));
+    if (!synth.ok()) return fail("FFTW could not allocate or plan the transform");
+    base = synth.field(rng, o.beta, 0.0, 0.0);
+    detail = synth.field(rng, kDetailBeta, 0.25 * nc, 0.0);
+  }
+  if (!step(0.3, "coast")) return fail("cancelled");
 
-  // 2. Tilt towards a seed-chosen side so that the sea is one coherent ocean, not lakes.
+  // 2. Tilt towards a seed-chosen side so that the sea is one ocean, not scattered lakes.
   const double angle = 2.0 * kPi * rng.uniform();
   const double cx = std::cos(angle), cy = std::sin(angle);
-  const double tilt = P("HFT_TILT", 2.2);
   for (int y = 0; y < n; ++y) {
     for (int x = 0; x < n; ++x) {
       const double u = (x + 0.5) / n - 0.5, v = (y + 0.5) / n - 0.5;
-      base[static_cast<size_t>(y) * n + x] += tilt * (u * cx + v * cy);
+      base[static_cast<size_t>(y) * n + x] += kTilt * (u * cx + v * cy);
     }
   }
 
-  // 3. Sea level at the wanted quantile; elevation above it, normalised to 0..1.
-  const double sea_level = quantile(base, o.seaFraction);
-  const std::vector<uint8_t> sea = seaMask(base, n, sea_level);
+  // 3. Sea level: the open sea (connected to the border) covers seaFraction of the tile. Basins
+  //    below it inside the land do not count, so bisect on the level.
+  std::vector<uint8_t> sea(count, 0);
+  double sea_level = -std::numeric_limits<double>::infinity();
+  if (o.seaFraction > 0.0) {
+    std::vector<double> inner;
+    inner.reserve(static_cast<size_t>(tile) * tile);
+    for (int y = margin; y < margin + tile; ++y) {
+      for (int x = margin; x < margin + tile; ++x) {
+        inner.push_back(base[static_cast<size_t>(y) * n + x]);
+      }
+    }
+    auto seaShare = [&](double level) {
+      sea = seaMask(base, n, level);
+      size_t wet = 0;
+      for (int y = margin; y < margin + tile; ++y) {
+        for (int x = margin; x < margin + tile; ++x) wet += sea[static_cast<size_t>(y) * n + x];
+      }
+      return static_cast<double>(wet) / static_cast<double>(inner.size());
+    };
+    double lo = quantile(inner, o.seaFraction);
+    double hi = quantile(inner, std::min(0.99, o.seaFraction + 0.3));
+    for (int it = 0; it < 12; ++it) {
+      const double mid = 0.5 * (lo + hi);
+      (seaShare(mid) < o.seaFraction ? lo : hi) = mid;
+    }
+    sea_level = std::abs(seaShare(lo) - o.seaFraction) < std::abs(seaShare(hi) - o.seaFraction)
+                    ? lo
+                    : hi;
+    seaShare(sea_level);
+  }
   double top = 0.0;
   for (size_t i = 0; i < count; ++i) top = std::max(top, base[i] - sea_level);
-  if (!(top > 0.0)) return fail("degenerate field");
+  if (!(top > 0.0) || !std::isfinite(top)) {
+    // No sea at all: measure heights from the lowest ground instead.
+    sea_level = *std::min_element(base.begin(), base.end());
+    top = *std::max_element(base.begin(), base.end()) - sea_level;
+    if (!(top > 0.0)) return fail("degenerate field");
+  }
+  if (!step(0.4, "erosion")) return fail("cancelled");
 
-  // 4. Landscape evolution on the coarse grid: uplift where the base field is high, rivers
-  // cutting down to the sea. Coarse point (i, j) sits on full-resolution sample (i*s, j*s).
-  const size_t ccount = static_cast<size_t>(nc) * nc;
+  // 4. Landscape evolution on the coarse grid: rock uplift where the base field is high, rivers
+  //    cutting down towards the sea, creep on the slopes.
   std::vector<double> uplift(ccount, 0.0), hc(ccount, 0.0);
   std::vector<uint8_t> sea_c(ccount, 0);
-  const double up_exp = P("HFT_UEXP", 1.0), h0 = P("HFT_H0", 1.0);
   for (int j = 0; j < nc; ++j) {
     for (int i = 0; i < nc; ++i) {
       const int x = std::min(i * s, n - 1), y = std::min(j * s, n - 1);
@@ -387,67 +442,66 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
         continue;
       }
       double sum = 0.0;
-      int cnt = 0;
-      for (int yy = std::max(0, y - s / 2); yy <= std::min(n - 1, y + s / 2); ++yy)
-        for (int xx = std::max(0, x - s / 2); xx <= std::min(n - 1, x + s / 2); ++xx, ++cnt)
+      int cells = 0;
+      for (int yy = std::max(0, y - s / 2); yy <= std::min(n - 1, y + s / 2); ++yy) {
+        for (int xx = std::max(0, x - s / 2); xx <= std::min(n - 1, x + s / 2); ++xx, ++cells) {
           sum += base[static_cast<size_t>(yy) * n + xx];
-      const double e = std::max(sum / cnt - sea_level, 0.0) / top;
-      uplift[ci] = std::pow(e, up_exp);
-      hc[ci] = h0 * uplift[ci] + P("HFT_NOISE", 0.01) * rng.uniform();
+        }
+      }
+      const double above = sum / cells - sea_level;
+      const double e = (above >= 0.0 ? above : -kBasinUplift * above) / top;
+      uplift[ci] = std::pow(e, kUpliftExp);
+      hc[ci] = uplift[ci] + kInitialNoise * rng.uniform();
     }
   }
-  base.clear();
-  base.shrink_to_fit();
+  base = std::vector<double>();
 
   Drainage d;
-  const int iterations = static_cast<int>(P("HFT_IT", 30));
-  const double dt = P("HFT_DT", 0.05), kk = P("HFT_K", 1.0), mexp = P("HFT_M", 0.5);
-  for (int it = 0; it < iterations; ++it) {
-    drain(hc, sea_c, nc, d, true);
-    streamPower(hc, d, &uplift, dt, kk, mexp);
-    if (it % 8 == 7 && !step(0.35 + 0.4 * it / iterations, "erosion")) return fail("cancelled");
+  for (int it = 0; it < kSteps; ++it) {
+    drain(hc, sea_c, nc, d);
+    streamPower(hc, d, uplift, kDt, kErodibility, kAreaExp);
+    diffuse(hc, sea_c, nc, kCreep, 2);
+    if (!step(0.4 + 0.45 * (it + 1) / kSteps, "erosion")) return fail("cancelled");
   }
   double hc_max = 0.0;
-  for (double v : hc) hc_max = std::max(hc_max, v);
+  for (const double v : hc) hc_max = std::max(hc_max, v);
   if (!(hc_max > 0.0)) return fail("degenerate field");
-  for (double& v : hc) v *= o.maxHeight / hc_max;
-  if (!step(0.75, "detail")) return fail("cancelled");
 
-  // 5. Back to full resolution (Catmull-Rom), plus fine detail that grows with height.
+  // 5. Back to full resolution (Catmull-Rom) in metres, plus detail that grows with height,
+  //    then scree slopes.
   std::vector<double> h(count, 0.0);
-  const double damp = P("HFT_DAMP", 60.0);
   for (int y = 0; y < n; ++y) {
     for (int x = 0; x < n; ++x) {
       const size_t i = static_cast<size_t>(y) * n + x;
       if (sea[i]) continue;
-      const double v = bicubic(hc, nc, static_cast<double>(x) / s, static_cast<double>(y) / s);
+      const double v = bicubic(hc, nc, static_cast<double>(x) / s, static_cast<double>(y) / s) *
+                       (o.maxHeight / hc_max);
       const double rel = std::clamp(v / o.maxHeight, 0.0, 1.0);
-      h[i] = std::max(v + damp * std::sqrt(rel) * detail[i], 0.0);
+      h[i] = std::max(v + kDetailMetres * (0.3 + std::sqrt(rel)) * detail[i], 0.0);
     }
   }
-  detail.clear();
-
-  // 6. Full-resolution finish: scree slopes, one light river pass, no closed depressions.
-  const double talus = P("HFT_TALUS", 0.9) * cell_m;  // ~42 degrees: steeper rock does not stay
-  thermalErosion(h, sea, n, talus, static_cast<int>(P("HFT_TH", 4)));
-  if (P("HFT_FSP", 1) > 0) {
-    drain(h, sea, n, d, true);
-    streamPower(h, d, nullptr, 1.0, P("HFT_FK", 0.01), 0.5);
-  }
-  if (P("HFT_FILL", 1) > 0) drain(h, sea, n, d, true);  // lakes are flat and spill to the sea
+  detail = std::vector<double>();
+  thermalErosion(h, sea, n, kTalus * kCellMetres, 4);
   if (!step(0.95, "quantise")) return fail("cancelled");
 
-  // 7. Scale land to maxHeight; the shore starts at 1 m so that land never reads as sea.
+  // 6. Crop, scale the highest land to maxHeight; the shore starts at 1 m so that land never
+  //    reads as sea. The sea is exactly 0.
   double land_max = 0.0;
-  for (size_t i = 0; i < count; ++i)
-    if (!sea[i]) land_max = std::max(land_max, h[i]);
-  if (!(land_max > 0.0)) return fail("degenerate field");
+  for (int y = margin; y < margin + tile; ++y) {
+    for (int x = margin; x < margin + tile; ++x) {
+      land_max = std::max(land_max, h[static_cast<size_t>(y) * n + x]);
+    }
+  }
+  if (!(land_max > 0.0)) return fail("degenerate field: no land");
   const double k = o.maxHeight / land_max;
-  heights.assign(count, 0);
-  for (size_t i = 0; i < count; ++i) {
-    if (sea[i]) continue;
-    const double v = std::clamp(std::round(h[i] * k), 1.0, o.maxHeight);
-    heights[i] = static_cast<uint16_t>(v);
+  heights.assign(static_cast<size_t>(tile) * tile, 0);
+  for (int y = 0; y < tile; ++y) {
+    for (int x = 0; x < tile; ++x) {
+      const size_t i = static_cast<size_t>(y + margin) * n + (x + margin);
+      if (sea[i]) continue;
+      heights[static_cast<size_t>(y) * tile + x] =
+          static_cast<uint16_t>(std::clamp(std::round(h[i] * k), 1.0, o.maxHeight));
+    }
   }
   step(1.0, "done");
   return true;

@@ -1,24 +1,30 @@
 // terrain.h - the project's own sample terrain: spectral synthesis (FFT) plus a coast.
 //
 // synthesizeTerrain() builds a size x size height field in metres that looks like a coastal
-// mountain tile (think an SRTM tile of Hawaii or a fjord coast): a flat sea of exactly 0 m
-// covering about `seaFraction` of the area and connected to the tile border, land rising from a
-// few metres at the shore to about `maxHeight` metres, sharp ridges, and valleys that drain to
-// the sea. It needs no input data, so every checkout can build it (the real DEMs live outside
+// mountain tile (think of an SRTM tile of Hawaii or of a fjord coast): a flat sea of exactly 0 m
+// covering about `seaFraction` of the area and connected to the tile border, land rising from
+// 1 m at the shore to exactly `maxHeight` at the highest peak, branching valleys and sharp
+// divides. It needs no input data, so every checkout can build it (the real DEMs live outside
 // the repository).
 //
-// Method, in order (terrain.cpp says why for each step):
-//   1. fBm by spectral synthesis: Gaussian amplitudes scaled by 1/f^(beta/2), random phases,
-//      one inverse real FFT (FFTW) on a grid larger than the tile, so the tile does not wrap;
-//   2. a gentle tilt in a seed-chosen direction, so that the sea is mostly on one side;
-//   3. sea level at the seaFraction quantile; land height = (elevation above sea)^p;
-//   4. ridged detail (1 - |band|)^2 from two band-limited spectral fields, stronger up high;
-//   5. thermal erosion (talus slope relaxation), then stream-power valley carving along D8
-//      flow accumulation on the depression-filled surface;
-//   6. sea = below-sea cells connected to the border, set to exactly 0; everything else >= 1 m.
+// Method, in order (terrain.cpp says why for each step); all of it runs on the tile plus a
+// margin of size/8 on each side, cropped at the end:
+//   1. fBm by spectral synthesis: complex Gaussian spectrum (Rayleigh amplitudes, uniform
+//      phases) scaled so that 1-D profiles have a power spectrum ~ 1/f^beta, then one inverse
+//      real FFT (FFTW) on a grid a little larger than the field;
+//   2. a planar tilt in a seed-chosen direction, so that the sea gathers on one side;
+//   3. sea level found by bisection so that the sea connected to the border covers seaFraction;
+//   4. landscape evolution on a ~640 x 640 grid: rock uplift ~ (height of the fBm)^0.6,
+//      stream-power river incision (implicit Braun-Willett scheme on priority-flood drainage)
+//      and hillslope creep, 30 steps;
+//   5. Catmull-Rom back to full resolution, high-passed fBm detail, a few talus (thermal
+//      erosion) steps; the sea is set to 0 and land to >= 1 m.
+// About 3 s for the default 2049 x 2049 on one core.
 //
-// Deterministic: the same options give the same heights on the same platform (the random
-// numbers come from a fixed splitmix64 + Box-Muller, not from <random>'s distributions).
+// Deterministic: the same options give the same heights with the same build on the same
+// machine (random numbers come from a fixed splitmix64 + Box-Muller, not from <random>'s
+// distributions). Another FFTW build or CPU may round differently, and the river network can
+// amplify that: do not compare the output against golden bytes across machines.
 // No GDAL here: writing the GeoTIFF is main.cpp's job.
 #pragma once
 

@@ -118,7 +118,8 @@ bool writeGeoTiff(const std::string& path, const std::vector<uint16_t>& heights,
   bool ok = GDALSetGeoTransform(ds, gt) == CE_None;
   OGRSpatialReferenceH srs = OSRNewSpatialReference(nullptr);
   char* wkt = nullptr;
-  ok = ok && OSRImportFromEPSG(srs, 32605) == OGRERR_NONE && OSRExportToWkt(srs, &wkt) == OGRERR_NONE;
+  ok = ok && OSRImportFromEPSG(srs, 32605) == OGRERR_NONE &&
+       OSRExportToWkt(srs, &wkt) == OGRERR_NONE;
   ok = ok && GDALSetProjection(ds, wkt) == CE_None;
   CPLFree(wkt);
   OSRDestroySpatialReference(srs);
@@ -147,7 +148,9 @@ int main(int argc, char** argv) {
 
   hfterrain::ProgressFn progress;
   if (!args.quiet) {
-    progress = [](double f, const char*) { return GDALTermProgress(f * 0.9, nullptr, nullptr) != 0; };
+    progress = [](double f, const char*) {
+      return GDALTermProgress(f * 0.9, nullptr, nullptr) != 0;
+    };
   }
   std::vector<uint16_t> heights;
   std::string why;

@@ -78,9 +78,10 @@ class SpectralSynth {
   bool ok() const { return plan_ != nullptr; }
 
   // A tile x tile field, zero mean and unit standard deviation, whose 1-D profiles have a
-  // power spectrum ~ 1/f^beta (so the 2-D amplitude spectrum is f^(-(beta+1)/2)) between a soft high-pass at fLow and a soft low-pass at fHigh (both in cycles
-  // per tile; fLow = 0 and fHigh = 0 mean "no cut"). Gaussian real and imaginary parts give
-  // Rayleigh-distributed amplitudes with uniformly random phases.
+  // power spectrum ~ 1/f^beta (so the 2-D amplitude spectrum is f^(-(beta+1)/2)) between a soft
+  // high-pass at fLow and a soft low-pass at fHigh (both in cycles per tile; fLow = 0 and fHigh = 0
+  // mean "no cut"). Gaussian real and imaginary parts give Rayleigh-distributed amplitudes with
+  // uniformly random phases.
   std::vector<double> field(Rng& rng, double beta, double fLow, double fHigh) {
     const double per_tile = static_cast<double>(tile_) / m_;  // cycles per M -> per tile
     for (int ky = 0; ky < m_; ++ky) {
@@ -135,8 +136,8 @@ double quantile(std::vector<double> v, double q) {
 // 8-neighbourhood offsets and their lengths in cells.
 constexpr int kDx[8] = {1, -1, 0, 0, 1, -1, 1, -1};
 constexpr int kDy[8] = {0, 0, 1, -1, 1, -1, -1, 1};
-constexpr double kDist[8] = {1, 1, 1, 1, 1.41421356237, 1.41421356237, 1.41421356237,
-                             1.41421356237};
+constexpr double kDist[8] = {
+    1, 1, 1, 1, 1.41421356237, 1.41421356237, 1.41421356237, 1.41421356237};
 
 // Sea = cells below `level` that are 4-connected to the grid border (the open ocean).
 // Cells below `level` elsewhere are inland basins, which stay land.
@@ -322,20 +323,20 @@ double bicubic(const std::vector<double>& g, int nc, double u, double v) {
 }
 
 // Tuning, chosen by eye against SRTM coast tiles (hillshades of the result).
-constexpr double kTilt = 2.2;          // planar trend (in base-field sigmas) that gathers the sea
-constexpr double kBasinUplift = 0.5;   // inland below-sea-level ground becomes low hills
-constexpr double kUpliftExp = 0.6;     // < 1 widens the highlands around the main divides
-constexpr double kInitialNoise = 0.3;  // starting roughness that seeds the river network
-constexpr int kCoarseCells = 512;      // the evolution grid has about this many cells a side
-constexpr int kSteps = 30;             // evolution steps
-constexpr double kDt = 0.5;            // step length (uplift 1 = the highest base ground)
-constexpr double kErodibility = 1.0;   // K
-constexpr double kAreaExp = 0.5;       // m (concavity m/n of real rivers is about 0.4..0.6)
-constexpr double kCreep = 0.05;        // hillslope diffusion per half step
-constexpr double kDetailBeta = 2.4;    // spectrum of the sub-grid detail
-constexpr double kDetailMetres = 20.0; // its amplitude at the highest ground
-constexpr double kTalus = 0.9;         // talus slope (rise over run), about 42 degrees
-constexpr double kCellMetres = 30.0;   // pixel size of the written GeoTIFF
+constexpr double kTilt = 2.2;           // planar trend (in base-field sigmas) that gathers the sea
+constexpr double kBasinUplift = 0.5;    // inland below-sea-level ground becomes low hills
+constexpr double kUpliftExp = 0.6;      // < 1 widens the highlands around the main divides
+constexpr double kInitialNoise = 0.3;   // starting roughness that seeds the river network
+constexpr int kCoarseCells = 512;       // the evolution grid has about this many cells a side
+constexpr int kSteps = 30;              // evolution steps
+constexpr double kDt = 0.5;             // step length (uplift 1 = the highest base ground)
+constexpr double kErodibility = 1.0;    // K
+constexpr double kAreaExp = 0.5;        // m (concavity m/n of real rivers is about 0.4..0.6)
+constexpr double kCreep = 0.05;         // hillslope creep rate (2 explicit substeps a step)
+constexpr double kDetailBeta = 2.4;     // spectrum of the sub-grid detail
+constexpr double kDetailMetres = 20.0;  // its amplitude at the highest ground
+constexpr double kTalus = 0.9;          // talus slope (rise over run), about 42 degrees
+constexpr double kCellMetres = 30.0;    // pixel size of the written GeoTIFF
 
 }  // namespace
 
@@ -349,7 +350,8 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   if (!(o.maxHeight >= 10.0 && o.maxHeight <= 65535.0)) {
     return fail("max height must be in 10..65535");
   }
-  if (!(o.seaFraction >= 0.0 && o.seaFraction <= 0.9)) return fail("sea fraction must be in 0..0.9");
+  if (!(o.seaFraction >= 0.0 && o.seaFraction <= 0.9))
+    return fail("sea fraction must be in 0..0.9");
   if (!(o.beta >= 1.0 && o.beta <= 3.5)) return fail("beta must be in 1..3.5");
   auto step = [&](double f, const char* stage) { return !progress || progress(f, stage); };
   if (!step(0.0, "spectrum")) return fail("cancelled");
@@ -414,9 +416,8 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
       const double mid = 0.5 * (lo + hi);
       (seaShare(mid) < o.seaFraction ? lo : hi) = mid;
     }
-    sea_level = std::abs(seaShare(lo) - o.seaFraction) < std::abs(seaShare(hi) - o.seaFraction)
-                    ? lo
-                    : hi;
+    sea_level =
+        std::abs(seaShare(lo) - o.seaFraction) < std::abs(seaShare(hi) - o.seaFraction) ? lo : hi;
     seaShare(sea_level);
   }
   double top = 0.0;

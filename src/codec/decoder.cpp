@@ -64,8 +64,13 @@ struct Stream {
   }
 };
 
-PatchInfo infoFrom(const Header& h) {
+// Header fields, plus the masked value: the first word of section B, still O(1). The caller has
+// parsed the header, so the sections fit in the stream.
+PatchInfo infoFrom(const uint8_t* data, const Header& h) {
   PatchInfo i;
+  if (h.isMasked() && h.layer2Bytes >= 4)
+    i.maskValue = uint16_t(loadWordLE(data + kHeaderBytes + h.layer1Bytes) ^
+                           (h.isSigned() ? 0x8000u : 0u));
   i.width = h.width;
   i.height = h.height;
   i.type = h.isSigned() ? SampleType::Int16 : SampleType::UInt16;
@@ -374,20 +379,17 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
 }  // namespace
 
 Status readInfo(const uint8_t* data, size_t size, PatchInfo& info) {
+  if (data == nullptr && size > 0) return Status::InvalidArgument;  // (null, 0) is just empty
   Header h;
   if (Status st = parseHeader(data, size, h); st != Status::Ok) return st;
-  info = infoFrom(h);
-  // The masked value is the first word of section B: still O(1). parseHeader checked that the
-  // sections fit; a masked stream's section B holds at least that word (else SizeMismatch later).
-  if (h.isMasked() && h.layer2Bytes >= 4)
-    info.maskValue = uint16_t(loadWordLE(data + kHeaderBytes + h.layer1Bytes) ^
-                              (h.isSigned() ? 0x8000u : 0u));
+  info = infoFrom(data, h);
   return Status::Ok;
 }
 
 Status decode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride,
               size_t dstCapacity, Layers layers) {
-  if (layers != Layers::L1 && layers != Layers::L12 && layers != Layers::All)
+  if ((data == nullptr && size > 0) ||
+      (layers != Layers::L1 && layers != Layers::L12 && layers != Layers::All))
     return Status::InvalidArgument;
   Stream s;
   if (Status st = openStream(data, size, s, nullptr); st != Status::Ok) return st;
@@ -416,12 +418,13 @@ Status decode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride,
 
 Status PatchView::open(const uint8_t* data, size_t size, PatchView& view) {
   view = PatchView{};
+  if (data == nullptr && size > 0) return Status::InvalidArgument;  // (null, 0) is just empty
   Stream s;
   if (Status st = openStream(data, size, s, &view); st != Status::Ok) {
     view = PatchView{};
     return st;
   }
-  ViewAccess::set(view, data, size, infoFrom(s.h));
+  ViewAccess::set(view, data, size, infoFrom(data, s.h));
   return Status::Ok;
 }
 

@@ -21,12 +21,7 @@ using hfpac::Status;
 using hftest::Patch;
 using hftest::verifyRoundTrip;
 
-EncodeOptions opts(int segment, int bits) {
-  EncodeOptions o;
-  o.segment = segment;
-  o.bits = bits;
-  return o;
-}
+using hftest::opts;
 
 EncodeOptions noMask(EncodeOptions o) {
   o.autoMask = false;

@@ -19,12 +19,7 @@ using hfpac::SampleType;
 using hfpac::Status;
 using hftest::Patch;
 
-EncodeOptions opts(int segment, int bits) {
-  EncodeOptions o;
-  o.segment = segment;
-  o.bits = bits;
-  return o;
-}
+using hftest::opts;
 
 std::vector<Patch> progressivePatches() {
   return {hftest::smooth(129, 129, SampleType::UInt16, 101),

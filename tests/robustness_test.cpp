@@ -90,12 +90,7 @@ uint64_t allocationLimit(size_t streamBytes) { return 64 * uint64_t(streamBytes)
 
 constexpr size_t kMaxDecodeSamples = size_t(1) << 20;  // test-side cap on output buffers
 
-EncodeOptions opts(int segment, int bits) {
-  EncodeOptions o;
-  o.segment = segment;
-  o.bits = bits;
-  return o;
-}
+using hftest::opts;
 
 struct Sample {
   std::string name;

@@ -15,6 +15,14 @@
 
 namespace hftest {
 
+// Encoder options with the given segment size and bits (other fields at their defaults).
+inline hfpac::EncodeOptions opts(int segment, int bits) {
+  hfpac::EncodeOptions o;
+  o.segment = segment;
+  o.bits = bits;
+  return o;
+}
+
 // SplitMix64: tiny, fast, and identical on every platform.
 class Rng {
  public:

@@ -11,6 +11,8 @@
 #include <cstring>
 
 #include "codec/layout.h"
+#include "codec/simd_rows.h"
+#include "codec/stream_index.h"
 
 namespace hfpac {
 
@@ -87,8 +89,10 @@ PatchInfo infoFrom(const uint8_t* data, const Header& h) {
   return i;
 }
 
-// Validates the whole stream. If `view` is non-null, also builds its per-area index.
-Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) {
+// Validates the whole stream. If `view` is non-null, also builds its per-area index; if `areas`
+// is non-null, fills it with one AreaIndex per area (the GPU decoder's tables, stream_index.h).
+Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view,
+                  std::vector<AreaIndex>* areas = nullptr) {
   if (Status st = parseHeader(data, size, s.h); st != Status::Ok) return st;
   const Header& h = s.h;
   s.g = makeGeometry(h);
@@ -103,6 +107,7 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) 
   s.a = BitReader(sectionA, h.layer1Bytes / 4);
 
   const uint8_t* tableStart = sectionB;
+  if (areas) areas->assign(size_t(g.areas), AreaIndex{});
   if (h.isMasked()) {
     const uint64_t codesBytes = maskCodesBytes(g);
     if (4 + codesBytes > h.layer2Bytes) return Status::SizeMismatch;
@@ -121,8 +126,10 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) 
         const uint64_t k = uint64_t(ay) * uint64_t(g.areasX) + uint64_t(ax);
         const uint32_t code = s.maskCode(k);
         if (code > kMaskBitmap) return Status::InvalidMask;
+        if (areas) (*areas)[size_t(k)].maskCode = uint8_t(code);
         if (code == kMaskBitmap) {
           if (maskIndex) (*maskIndex)[size_t(k)] = uint32_t(bitmapBits);
+          if (areas) (*areas)[size_t(k)].maskBit = bitmapBits;
           bitmapBits += uint64_t(areaWidth(g, ax) * areaHeight(g, ay));
         }
       }
@@ -166,6 +173,13 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view) 
         (*bitsIndex)[size_t(k)] = uint8_t(b);
       }
       if (firstIndex) (*firstIndex)[size_t(k)] = uint32_t(prominent);
+      if (areas) {
+        AreaIndex& a = (*areas)[size_t(k)];
+        a.lowBit = lowBits;
+        a.first = uint32_t(prominent);
+        a.count = uint16_t(count);
+        a.bits = uint8_t(b);
+      }
       prominent += count;
       lowBits += uint64_t(points) * uint64_t(b);
     }
@@ -206,14 +220,72 @@ void predictPatch(const Stream& s, uint16_t* dst, size_t stride) {
   const int64_t half = int64_t(1) << (shift - 1);
   int64_t wt[33][3];
   for (int t = 0; t <= n; ++t) bezierWeights(t, n, wt[t]);
+  const bool avx2 = hasAvx2();
+  // Corners and edge points are shared between neighbouring segments: decode each once per
+  // segment row (the bottom row of one segment row is the top row of the next) instead of nine
+  // fields per segment. Wide patches (hostile or huge) fall back to per-segment loads.
+  constexpr int kRowCache = 1024;
+  const bool cached = g.segX <= kRowCache;
+  int32_t rowsA[2][kRowCache + 1], edgesA[2][kRowCache];
+  int32_t* cornersTop = rowsA[0];
+  int32_t* cornersBottom = rowsA[1];
+  int32_t* hedgesTop = edgesA[0];
+  int32_t* hedgesBottom = edgesA[1];
+  const Header& h = s.h;
+  const uint64_t cornerStride = uint64_t(g.segX) + 1;
+  auto loadRow = [&](int j, int32_t* corners, int32_t* hedges) {
+    for (int i = 0; i <= g.segX; ++i)
+      corners[i] = int32_t(h.base) + int32_t(s.a.field(
+                                         g.cornerBit + (uint64_t(j) * cornerStride + uint64_t(i)) *
+                                                           h.cornerBits,
+                                         h.cornerBits));
+    for (int i = 0; i < g.segX; ++i)
+      hedges[i] = edgeFromOffset(
+          corners[i], corners[i + 1],
+          unzigzag(s.a.field(g.hedgeBit + (uint64_t(j) * uint64_t(g.segX) + uint64_t(i)) *
+                                              h.edgeBits,
+                             h.edgeBits)));
+  };
+  if (cached) loadRow(0, cornersTop, hedgesTop);
   for (int sy = 0; sy < g.segY; ++sy) {
     const int y0 = sy * n;
     const int y1 = std::min(sy == g.segY - 1 ? g.height : y0 + n, g.height);
+    if (cached) loadRow(sy + 1, cornersBottom, hedgesBottom);
+    int32_t leftEdge = 0;
     for (int sx = 0; sx < g.segX; ++sx) {
       SegmentControls c;
-      loadSegment(s.h, g, s.a, sx, sy, c);
+      if (cached) {
+        auto vedge = [&](int i) {
+          return edgeFromOffset(
+              cornersTop[i], cornersBottom[i],
+              unzigzag(s.a.field(g.vedgeBit + (uint64_t(sy) * cornerStride + uint64_t(i)) *
+                                                  h.edgeBits,
+                                 h.edgeBits)));
+        };
+        if (sx == 0) leftEdge = vedge(0);
+        c.p[0][0] = cornersTop[sx];
+        c.p[0][1] = hedgesTop[sx];
+        c.p[0][2] = cornersTop[sx + 1];
+        c.p[1][0] = leftEdge;
+        c.p[1][2] = vedge(sx + 1);
+        c.p[2][0] = cornersBottom[sx];
+        c.p[2][1] = hedgesBottom[sx];
+        c.p[2][2] = cornersBottom[sx + 1];
+        c.p[1][1] = centreBase(c) +
+                    unzigzag(s.a.field(g.centreBit + (uint64_t(sy) * uint64_t(g.segX) +
+                                                      uint64_t(sx)) * h.centreBits,
+                                       h.centreBits));
+        leftEdge = c.p[1][2];
+      } else {
+        loadSegment(s.h, g, s.a, sx, sy, c);
+      }
       const int x0 = sx * n;
       const int x1 = std::min(sx == g.segX - 1 ? g.width : x0 + n, g.width);
+      if (avx2) {
+        predictSegmentAvx2(c.p, g.segLog, 0, y1 - y0, x1 - x0, dst + size_t(y0) * stride + x0,
+                           stride);
+        continue;
+      }
       for (int y = y0; y < y1; ++y) {
         const int64_t* wy = wt[y - y0];
         // Collapse the rows first: col[k] = sum_r wy[r] P[r][k]. Along the row the sum is then
@@ -227,7 +299,8 @@ void predictPatch(const Stream& s, uint16_t* dst, size_t stride) {
         int64_t delta = 2 * int64_t(n) * (col[1] - col[0]) + curve;
         const int64_t delta2 = 2 * curve;
         uint16_t* row = dst + size_t(y) * stride;
-        for (int x = x0; x < x1; ++x) {
+        int x = x0;
+        for (; x < x1; ++x) {
           const int64_t v = (sum + half) >> shift;
           row[x] = uint16_t(v < 0 ? 0 : (v > 65535 ? 65535 : v));
           sum += delta;
@@ -235,6 +308,8 @@ void predictPatch(const Stream& s, uint16_t* dst, size_t stride) {
         }
       }
     }
+    std::swap(cornersTop, cornersBottom);
+    std::swap(hedgesTop, hedgesBottom);
   }
 }
 
@@ -264,12 +339,12 @@ class FieldCursor {
   uint64_t bytes_, bit_;
 };
 
-// The hot loop of a lossless decode: one full-width (16-point) area row of b-bit low fields,
-// added to `in` (prediction + prominent corrections), range-checked, flipped, stored. b is a
-// template argument so masks and the half step are constants; the caller guarantees 8
-// readable bytes from the byte of every field's first bit.
+// The hot loop of a lossless decode: one full-width (16-point) area row. row[] holds the layer-1
+// prediction on entry and the decoded samples on exit: row + corr + low - half, range-checked
+// and flipped. b is a template argument so masks and the half step are constants; the caller
+// guarantees 8 readable bytes from the byte of every field's first bit.
 template <int B>
-uint32_t lowRow16(const uint8_t* base, uint64_t bit, const int32_t* in, uint16_t* out,
+uint32_t lowRow16(const uint8_t* base, uint64_t bit, const int32_t* corr, uint16_t* row,
                   uint16_t flip) {
   constexpr int32_t half = B > 0 ? (1 << (B - 1)) : 0;
   constexpr uint64_t mask = (uint64_t(1) << B) - 1;
@@ -277,7 +352,7 @@ uint32_t lowRow16(const uint8_t* base, uint64_t bit, const int32_t* in, uint16_t
   const int s0 = int(bit & 7);
   uint32_t bad = 0;
   for (int lx = 0; lx < kAreaSide; ++lx) {
-    int32_t v = in[lx] - half;
+    int32_t v = int32_t(row[lx]) + corr[lx] - half;
     if constexpr (B > 0) {
       const int o = s0 + lx * B;
       uint64_t word;
@@ -285,12 +360,13 @@ uint32_t lowRow16(const uint8_t* base, uint64_t bit, const int32_t* in, uint16_t
       v += int32_t((word >> (o & 7)) & mask);
     }
     bad |= uint32_t(v) >> 16;  // non-zero for v < 0 (sign bits) and v > 65535
-    out[lx] = uint16_t(uint16_t(v) ^ flip);
+    row[lx] = uint16_t(uint16_t(v) ^ flip);
   }
   return bad;
 }
 
 using LowRowFn = uint32_t (*)(const uint8_t*, uint64_t, const int32_t*, uint16_t*, uint16_t);
+constexpr int32_t kNoCorrections[kAreaSide] = {};
 template <int... Bs>
 constexpr std::array<LowRowFn, sizeof...(Bs)> makeLowRowTable(std::integer_sequence<int, Bs...>) {
   return {&lowRow16<Bs>...};
@@ -325,22 +401,27 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
       // Fast path: lossless, full-width area, no mask bitmap, and slack after the area's fields.
       if (kLittleEndianHost && lossless && aw == kAreaSide && maskCode == kMaskNone &&
           (lowBit >> 3) + 8 <= s.lowsBytes) {
-        int32_t in[kAreaSide * kAreaSide];
-        for (int ly = 0; ly < ah; ++ly) {
-          const uint16_t* row = origin + size_t(ly) * stride;
-          for (int lx = 0; lx < kAreaSide; ++lx) in[ly * kAreaSide + lx] = row[lx];
-        }
-        for (uint64_t e = areaEntry; e < areaEntry + count; ++e) {
-          // Valid high parts keep |high * 2^b| <= 2^17; anything larger is corrupt.
-          const int64_t c = int64_t(s.high(e)) * (int64_t(1) << b);
-          if (c < -(int64_t(1) << 17) || c > (int64_t(1) << 17)) return Status::OutOfRange;
-          in[s.positions[e]] += int32_t(c);
+        // Prominent corrections, only for areas that have some.
+        int32_t corr[kAreaSide * kAreaSide];
+        if (count > 0) {
+          std::fill_n(corr, ah * kAreaSide, 0);
+          for (uint64_t e = areaEntry; e < areaEntry + count; ++e) {
+            // Valid high parts keep |high * 2^b| <= 2^17; anything larger is corrupt.
+            const int64_t c = int64_t(s.high(e)) * (int64_t(1) << b);
+            if (c < -(int64_t(1) << 17) || c > (int64_t(1) << 17)) return Status::OutOfRange;
+            corr[s.positions[e]] = int32_t(c);
+          }
         }
         uint32_t bad = 0;
+        const bool avx2 = hasAvx2();
         const LowRowFn lowRow = kLowRow[size_t(b)];
-        for (int ly = 0; ly < ah; ++ly)
-          bad |= lowRow(s.lowsBase, areaLowBit + uint64_t(ly * kAreaSide) * uint64_t(b),
-                        in + ly * kAreaSide, origin + size_t(ly) * stride, s.flip);
+        for (int ly = 0; ly < ah; ++ly) {
+          const int32_t* corrRow = count > 0 ? corr + ly * kAreaSide : kNoCorrections;
+          const uint64_t rowBit = areaLowBit + uint64_t(ly * kAreaSide) * uint64_t(b);
+          uint16_t* row = origin + size_t(ly) * stride;
+          bad |= avx2 ? lowRow16Avx2(s.lowsBase, rowBit, b, corrRow, row, s.flip)
+                      : lowRow(s.lowsBase, rowBit, corrRow, row, s.flip);
+        }
         if (bad) return Status::OutOfRange;
         continue;
       }
@@ -377,6 +458,33 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
 }
 
 }  // namespace
+
+namespace detail {
+
+Status indexStream(const uint8_t* data, size_t size, StreamIndex& out) {
+  out.areas.clear();
+  if (data == nullptr) return Status::TruncatedHeader;
+  Stream s;
+  if (Status st = openStream(data, size, s, nullptr, &out.areas); st != Status::Ok) return st;
+  out.h = s.h;
+  out.g = s.g;
+  out.maskValue = s.maskValue;
+  out.prominent = s.prominent;
+  out.sectionA = kHeaderBytes;
+  out.sectionD = uint64_t(kHeaderBytes) + s.h.layer1Bytes + s.h.layer2Bytes;
+  out.streamBytes = out.sectionD + s.h.layer3Bytes;
+  if (s.h.isFlat() || s.h.isStored()) {
+    out.areas.clear();
+    return Status::Ok;
+  }
+  const uint64_t sectionB = uint64_t(kHeaderBytes) + s.h.layer1Bytes;
+  out.maskBitmaps = s.h.isMasked() ? sectionB + 4 + maskCodesBytes(s.g) : 0;
+  out.positions = uint64_t(s.positions - data);
+  out.highs = out.positions + sectionBytes(s.prominent * 8);
+  return Status::Ok;
+}
+
+}  // namespace detail
 
 Status readInfo(const uint8_t* data, size_t size, PatchInfo& info) {
   if (data == nullptr && size > 0) return Status::InvalidArgument;  // (null, 0) is just empty

@@ -1,0 +1,34 @@
+// simd_rows.h - AVX2 versions of the decoder's two per-point loops (internal).
+//
+// Chosen at run time (hasAvx2()); the scalar loops in decoder.cpp stay the reference and the
+// fallback. Both give bit-identical results: the prediction is exact integer arithmetic carried
+// in doubles (every value is an integer below 2^53, docs/format.md section 4), and the layer-3
+// row is plain integer work.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hfpac::detail {
+
+bool hasAvx2();
+
+// out[a] = clamp(floor((quad * a^2 + lin * a + constant) / 2^shift), 0, 65535) for a in [0, len),
+// with quad, lin, constant exact integers (|value| < 2^50) and constant including the rounding
+// half. Returns the number of points written (a multiple of 4); the caller finishes the rest.
+int predictRowAvx2(double quad, double lin, double constant, int shift, int len, uint16_t* out);
+
+// A whole segment block: rows j in [j0, j1), columns a in [0, len) of a segment whose 3 x 3
+// control net is p (row-major, y first), written to out + (j - j0) * stride + a. Same values as
+// evalSegment(). n = 2^segLog.
+void predictSegmentAvx2(const int32_t p[3][3], int segLog, int j0, int j1, int len,
+                        uint16_t* out, size_t stride);
+
+// One full 16-point area row, in place: row[lx] = (row[lx] + corr[lx] + low_lx - half) ^ flip
+// where low_lx is the b-bit field at bit + lx * b of `base` (b <= 16). Returns non-zero if any
+// value before the flip is outside 0..65535. Needs 4 readable bytes from the byte of every
+// field's first bit.
+uint32_t lowRow16Avx2(const uint8_t* base, uint64_t bit, int b, const int32_t* corr,
+                      uint16_t* row, uint16_t flip);
+
+}  // namespace hfpac::detail

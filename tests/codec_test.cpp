@@ -449,7 +449,8 @@ TEST(Codec, StatusMessagesAreDistinct) {
   const Status all[] = {Status::Ok,           Status::InvalidArgument,  Status::TruncatedHeader,
                         Status::BadMagic,     Status::UnsupportedVersion, Status::InvalidHeader,
                         Status::TruncatedStream, Status::SizeMismatch,  Status::InvalidAreaTable,
-                        Status::InvalidProminent, Status::InvalidMask, Status::OutOfRange};
+                        Status::InvalidProminent, Status::InvalidMask, Status::InvalidBlock,
+                        Status::Unsupported, Status::OutOfRange};
   std::set<std::string> seen;
   for (Status s : all) {
     const char* m = hfpac::statusMessage(s);

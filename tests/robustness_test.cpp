@@ -118,6 +118,9 @@ const std::vector<Sample>& validStreams() {
         {hftest::seaMountain(33, 17, SampleType::UInt16, 310), opts(5, 5)},
         {hftest::extremes(70, 5, 307), opts(9, -1)},
         {hftest::smooth(48, 20, SampleType::Int16, 308, -200, 300), opts(5, 2)},
+        {hftest::smooth(70, 40, SampleType::UInt16, 311), hftest::rbucOpts(9)},
+        {hftest::withHoles(40, 36, SampleType::Int16, 312), hftest::rbucOpts(5)},
+        {hftest::extremes(33, 9, 313), hftest::rbucOpts(17)},
     };
     std::vector<Sample> v;
     for (const Src& s : srcs) {

@@ -38,6 +38,7 @@ inline void expectSameInfo(const hfpac::PatchInfo& a, const hfpac::PatchInfo& b)
   EXPECT_EQ(a.flat, b.flat);
   EXPECT_EQ(a.stored, b.stored);
   EXPECT_EQ(a.masked, b.masked);
+  EXPECT_EQ(a.rbuc, b.rbuc);
   EXPECT_EQ(a.maskValue, b.maskValue);
   EXPECT_EQ(a.perAreaBits, b.perAreaBits);
   EXPECT_EQ(a.segment, b.segment);
@@ -95,7 +96,7 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
     EXPECT_FALSE(info.masked);
   } else if (info.stored) {
     // docs/format.md 2.3: samples kept as 16-bit fields; only chosen with automatic b.
-    EXPECT_LT(o.bits, 0) << "a stored stream for a fixed b";
+    EXPECT_TRUE(o.bits < 0 || o.rbuc) << "a stored stream for a fixed b";
     EXPECT_EQ(info.segment, 0);
     EXPECT_FALSE(info.perAreaBits);
     EXPECT_FALSE(info.masked);
@@ -110,9 +111,14 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
       EXPECT_TRUE(info.segment == 5 || info.segment == 9 || info.segment == 17 || info.segment == 33)
           << info.segment;
     }
-    if (o.bits >= 0) {
+    if (o.bits >= 0 && !o.rbuc) {
       EXPECT_FALSE(info.perAreaBits);
       EXPECT_EQ(info.uniformBits, o.bits);
+    }
+    EXPECT_EQ(info.rbuc, o.rbuc) << "2DRBUC exactly when asked for (patches this small)";
+    if (info.rbuc) {
+      EXPECT_FALSE(info.perAreaBits);
+      EXPECT_EQ(info.uniformBits, 0);
     }
     if (!info.perAreaBits) {
       EXPECT_GE(info.uniformBits, 0);
@@ -155,10 +161,10 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
     EXPECT_EQ(rt.stats.prominentPoints, 0u);
     EXPECT_EQ(rt.stats.bitsHistogram[0], uint32_t(p.width * p.height));
   } else {
-    if (o.bits >= 0) {
+    if (o.bits >= 0 && !info.rbuc && !info.stored) {
       EXPECT_EQ(rt.stats.bitsHistogram[o.bits], uint32_t(p.width * p.height));
     }
-    if (!info.perAreaBits) {
+    if (!info.perAreaBits && !info.rbuc) {
       EXPECT_EQ(rt.maxBits, info.uniformBits);
     }
   }
@@ -200,7 +206,8 @@ inline void verifyRoundTrip(const Patch& p, const hfpac::EncodeOptions& o, Round
 
   // Layers 1+2: within 2^(b-1) of the original (b = the largest b used; lossless for b = 0).
   ASSERT_EQ(decodeTo(st, p.width, p.height, out, hfpac::Layers::L12), hfpac::Status::Ok);
-  const int32_t bound = rt.maxBits > 0 ? (int32_t(1) << (rt.maxBits - 1)) : 0;
+  // 2DRBUC streams have no layer 2 to stop at: their L12 is the lossless decode.
+  const int32_t bound = info.rbuc ? 0 : (rt.maxBits > 0 ? (int32_t(1) << (rt.maxBits - 1)) : 0);
   EXPECT_LE(maxAbsError(p, out, w), bound) << "layers 1+2 with b <= " << rt.maxBits;
   // Layer 1 decodes; a flat patch is exact even there.
   if (info.stored) {

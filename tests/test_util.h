@@ -23,6 +23,13 @@ inline hfpac::EncodeOptions opts(int segment, int bits) {
   return o;
 }
 
+// The same with 2DRBUC residual coding.
+inline hfpac::EncodeOptions rbucOpts(int segment) {
+  hfpac::EncodeOptions o = opts(segment, -1);
+  o.rbuc = true;
+  return o;
+}
+
 // SplitMix64: tiny, fast, and identical on every platform.
 class Rng {
  public:
@@ -252,7 +259,8 @@ inline hfpac::Status decodeTo(const std::vector<uint8_t>& stream, int w, int h, 
 }
 
 inline std::string optionsName(const hfpac::EncodeOptions& o) {
-  return "seg" + std::to_string(o.segment) + "_bits" + (o.bits < 0 ? std::string("auto") : std::to_string(o.bits));
+  return "seg" + std::to_string(o.segment) + "_bits" +
+         (o.bits < 0 ? std::string("auto") : std::to_string(o.bits)) + (o.rbuc ? "_rbuc" : "");
 }
 
 inline std::string statusName(hfpac::Status s) {

@@ -48,6 +48,8 @@ struct Stream {
   uint64_t lowsBytes = 0;
   uint16_t maskValue = 0;
   uint64_t maskBytes = 0;
+  BitReader blockOffsets;  // 2DRBUC streams only: bit offset of each block in section D
+  int offsetBits = 0;
 
   uint32_t maskCode(uint64_t k) const {
     return h.isMasked() ? maskCodes.field(k * 2, 2) : kMaskNone;
@@ -80,6 +82,7 @@ PatchInfo infoFrom(const uint8_t* data, const Header& h) {
   i.stored = h.isStored();
   i.perAreaBits = h.perAreaBits();
   i.masked = h.isMasked();
+  i.rbuc = h.isRbuc();
   i.segment = (h.isFlat() || h.isStored()) ? 0 : (1 << h.segLog) + 1;
   i.uniformBits = h.uniformBits;
   i.layer1Bytes = uint32_t(kHeaderBytes) + h.layer1Bytes;
@@ -87,6 +90,93 @@ PatchInfo infoFrom(const uint8_t* data, const Header& h) {
   i.layer3Bytes = h.layer3Bytes;
   i.streamBytes = i.layer1Bytes + i.layer2Bytes + i.layer3Bytes;
   return i;
+}
+
+// Bits of the 2DRBUC block starting at bit `start` of section D, checking every width it reads
+// and that the block ends inside the section.
+Status rbucBlockBits(const Stream& s, const RbucBlock& b, uint64_t start, uint64_t sectionBits,
+                     uint64_t& bits) {
+  if (start + kRbucRootBits > sectionBits) return Status::InvalidBlock;
+  const int root = int(s.lows.field(start, kRbucRootBits));
+  if (root > kMaxRbucWidth) return Status::InvalidBlock;
+  const int widthBits = bitLength(uint32_t(root));
+  const uint64_t nodes = uint64_t(b.nodesX) * uint64_t(b.nodesY);
+  uint64_t total = kRbucRootBits + nodes * uint64_t(widthBits);
+  if (start + total > sectionBits) return Status::InvalidBlock;
+  for (int j = 0; j < b.nodesY; ++j)
+    for (int i = 0; i < b.nodesX; ++i) {
+      const uint64_t n = uint64_t(j) * uint64_t(b.nodesX) + uint64_t(i);
+      const int w = int(s.lows.field(start + kRbucRootBits + n * uint64_t(widthBits), widthBits));
+      if (w > root) return Status::InvalidBlock;
+      total += uint64_t(w) * uint64_t(nodeSpan(b.width, i) * nodeSpan(b.height, j));
+    }
+  if (start + total > sectionBits) return Status::InvalidBlock;
+  bits = total;
+  return Status::Ok;
+}
+
+// Section B after the mask part of a 2DRBUC stream: the block index. Blocks must follow each
+// other exactly, so the index is canonical and every block lies inside section D.
+Status openRbuc(Stream& s, const uint8_t* indexStart, const uint8_t* sectionD) {
+  const Header& h = s.h;
+  const Geometry& g = s.g;
+  if (s.maskBytes + 4 > h.layer2Bytes) return Status::SizeMismatch;
+  const uint32_t offsetBits = loadWordLE(indexStart);
+  if (offsetBits > uint32_t(kMaxBlockOffsetBits)) return Status::InvalidBlock;
+  if (h.layer2Bytes != s.maskBytes + rbucIndexBytes(g, int(offsetBits))) return Status::SizeMismatch;
+  s.offsetBits = int(offsetBits);
+  s.blockOffsets = BitReader(indexStart + 4, sectionBytes(g.blocks * offsetBits) / 4);
+  s.lows = BitReader(sectionD, h.layer3Bytes / 4);
+  s.lowsBase = sectionD;
+  s.lowsBytes = h.layer3Bytes;
+  const uint64_t sectionBits = uint64_t(h.layer3Bytes) * 8;
+  uint64_t expected = 0;
+  for (int q = 0; q < g.blocksY; ++q)
+    for (int p = 0; p < g.blocksX; ++p) {
+      const uint64_t k = uint64_t(q) * uint64_t(g.blocksX) + uint64_t(p);
+      if (s.blockOffsets.field(k * offsetBits, int(offsetBits)) != expected)
+        return Status::InvalidBlock;
+      uint64_t bits = 0;
+      if (Status st = rbucBlockBits(s, rbucBlock(g, p, q), expected, sectionBits, bits);
+          st != Status::Ok)
+        return st;
+      expected += bits;
+    }
+  if (sectionBytes(expected) != h.layer3Bytes) return Status::SizeMismatch;
+  return Status::Ok;
+}
+
+// Adds the 2DRBUC residuals to the layer-1 prediction in dst (unsigned domain, before the mask
+// and the flip). Validation has checked every width and that every block fits.
+Status addRbucResiduals(const Stream& s, uint16_t* dst, size_t stride) {
+  const Geometry& g = s.g;
+  uint32_t outside = 0;
+  for (int q = 0; q < g.blocksY; ++q)
+    for (int p = 0; p < g.blocksX; ++p) {
+      const RbucBlock b = rbucBlock(g, p, q);
+      const uint64_t k = uint64_t(q) * uint64_t(g.blocksX) + uint64_t(p);
+      uint64_t bit = s.blockOffsets.field(k * uint64_t(s.offsetBits), s.offsetBits);
+      const int root = int(s.lows.field(bit, kRbucRootBits));
+      const int widthBits = bitLength(uint32_t(root));
+      const uint64_t widthsBit = bit + kRbucRootBits;
+      bit = widthsBit + uint64_t(b.nodesX * b.nodesY) * uint64_t(widthBits);
+      for (int j = 0; j < b.nodesY; ++j)
+        for (int i = 0; i < b.nodesX; ++i) {
+          const int w = int(s.lows.field(
+              widthsBit + uint64_t(j * b.nodesX + i) * uint64_t(widthBits), widthBits));
+          const int x0 = b.x0 + i * kNodeSide, y0 = b.y0 + j * kNodeSide;
+          const int nw = nodeSpan(b.width, i), nh = nodeSpan(b.height, j);
+          for (int y = y0; y < y0 + nh; ++y) {
+            uint16_t* row = dst + size_t(y) * stride;
+            for (int x = x0; x < x0 + nw; ++x, bit += uint64_t(w)) {
+              const int32_t v = int32_t(row[x]) + unzigzag(s.lows.field(bit, w));
+              outside |= uint32_t(v) >> 16;
+              row[x] = uint16_t(v);
+            }
+          }
+        }
+    }
+  return outside ? Status::OutOfRange : Status::Ok;
 }
 
 // Validates the whole stream. If `view` is non-null, also builds its per-area index; if `areas`
@@ -139,6 +229,7 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view,
     tableStart = sectionB + s.maskBytes;
     if (view) ViewAccess::maskBytes(*view) = uint32_t(s.maskBytes);
   }
+  if (h.isRbuc()) return openRbuc(s, tableStart, sectionD);
   if (s.maskBytes + s.l2.tableBytes > h.layer2Bytes) return Status::SizeMismatch;
   s.table = BitReader(tableStart, s.l2.tableBytes / 4);
 
@@ -466,6 +557,8 @@ Status indexStream(const uint8_t* data, size_t size, StreamIndex& out) {
   if (data == nullptr) return Status::TruncatedHeader;
   Stream s;
   if (Status st = openStream(data, size, s, nullptr, &out.areas); st != Status::Ok) return st;
+  // The area tables describe layers 2 + 3; 2DRBUC streams have none (no parallel index yet).
+  if (s.h.isRbuc()) return Status::Unsupported;
   out.h = s.h;
   out.g = s.g;
   out.maskValue = s.maskValue;
@@ -520,8 +613,13 @@ Status decode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride,
     return Status::Ok;
   }
   predictPatch(s, dst, dstStride);
+  if (s.h.isRbuc()) {
+    // Two levels only: layer 1, or lossless (L12 has no layer 2 to stop at).
+    if (layers != Layers::L1)
+      if (Status st = addRbucResiduals(s, dst, dstStride); st != Status::Ok) return st;
+    return finishAreas(s, dst, dstStride, Layers::L1);  // masked points and the flip
+  }
   return finishAreas(s, dst, dstStride, layers);
-  return Status::Ok;
 }
 
 Status PatchView::open(const uint8_t* data, size_t size, PatchView& view) {
@@ -576,7 +674,9 @@ uint16_t PatchView::sample(int x, int y, Layers layers) const {
   SegmentControls c;
   loadSegment(s.h, g, s.a, sx, sy, c);
   int64_t v = evalSegment(c, x - sx * g.n, y - sy * g.n, g.segLog);
-  if (layers != Layers::L1) {
+  if (s.h.isRbuc()) {
+    if (layers != Layers::L1) v += rbucResidual(tableStart, sectionB + s.h.layer2Bytes, x, y);
+  } else if (layers != Layers::L1) {
     const int b = s.h.perAreaBits() ? areaBits_[size_t(k)] : s.h.uniformBits;
     int64_t r = 0;
     if (layers == Layers::All) {
@@ -603,6 +703,36 @@ uint16_t PatchView::sample(int x, int y, Layers layers) const {
   }
   v = v < 0 ? 0 : (v > 65535 ? 65535 : v);
   return uint16_t(uint16_t(v) ^ s.flip);
+}
+
+// The 2DRBUC residual of point (x, y): the block's offset from the index, then the widths of
+// the nodes before the point's node in its block (at most 63: bounded work, no table).
+int32_t PatchView::rbucResidual(const uint8_t* index, const uint8_t* sectionD, int x,
+                                int y) const {
+  Header h;
+  parseHeader(data_, size_, h);
+  const Geometry g = makeGeometry(h);
+  const int offsetBits = int(loadWordLE(index));
+  const BitReader offsets(index + 4, sectionBytes(g.blocks * uint64_t(offsetBits)) / 4);
+  const BitReader d(sectionD, h.layer3Bytes / 4);
+  const int p = x / kBlockSide, q = y / kBlockSide;
+  const RbucBlock b = rbucBlock(g, p, q);
+  const uint64_t k = uint64_t(q) * uint64_t(g.blocksX) + uint64_t(p);
+  const uint64_t start = offsets.field(k * uint64_t(offsetBits), offsetBits);
+  const int widthBits = bitLength(d.field(start, kRbucRootBits));
+  const uint64_t widthsBit = start + kRbucRootBits;
+  const int ni = (x - b.x0) / kNodeSide, nj = (y - b.y0) / kNodeSide;
+  const int target = nj * b.nodesX + ni;
+  uint64_t bit = widthsBit + uint64_t(b.nodesX * b.nodesY) * uint64_t(widthBits);
+  for (int n = 0; n < target; ++n) {
+    const int w = int(d.field(widthsBit + uint64_t(n) * uint64_t(widthBits), widthBits));
+    bit += uint64_t(w) * uint64_t(nodeSpan(b.width, n % b.nodesX) * nodeSpan(b.height, n / b.nodesX));
+  }
+  const int w = int(d.field(widthsBit + uint64_t(target) * uint64_t(widthBits), widthBits));
+  const int nw = nodeSpan(b.width, ni);
+  const int lx = x - b.x0 - ni * kNodeSide, ly = y - b.y0 - nj * kNodeSide;
+  bit += uint64_t(ly * nw + lx) * uint64_t(w);
+  return unzigzag(d.field(bit, w));
 }
 
 Status decodePoint(const uint8_t* data, size_t size, int x, int y, uint16_t& value,

@@ -102,9 +102,10 @@ class PatchEncoder {
       if (!isMasked(k)) min_ = std::min(min_, u[k]);
   }
 
-  std::vector<uint8_t> encode(int segLog, int bitsOption, EncodeStats* stats) {
+  std::vector<uint8_t> encode(int segLog, int bitsOption, bool rbuc, EncodeStats* stats) {
     fitLayer1(segLog);
     computeResiduals(segLog);
+    if (rbuc) return packRbuc(segLog, stats);
     chooseBits(bitsOption);
     return pack(segLog, stats);
   }
@@ -355,31 +356,61 @@ class PatchEncoder {
     choice_ = std::move(best);
   }
 
-  std::vector<uint8_t> pack(int segLog, EncodeStats* stats) const {
-    const Choice& ch = choice_;
+  // Header + section A (layer 1); returns the stream so far.
+  std::vector<uint8_t> startStream() const {
     BitWriter a;
     for (int32_t v : l1_.corners) a.put(uint32_t(v - min_), l1_.cornerBits);
     for (uint32_t z : l1_.hedgeZ) a.put(z, l1_.edgeBits);
     for (uint32_t z : l1_.vedgeZ) a.put(z, l1_.edgeBits);
     for (uint32_t z : l1_.centreZ) a.put(z, l1_.centreBits);
+    std::vector<uint8_t> out(size_t(kHeaderBytes), 0);
+    a.flushTo(out);
+    return out;
+  }
 
+  // The mask part that opens section B of a masked stream.
+  void appendMaskPart(std::vector<uint8_t>& out) const {
+    if (!mask_) return;
     BitWriter maskCodes, maskBitmaps;
-    if (mask_)
-      for (int ay = 0; ay < areasY_; ++ay)
-        for (int ax = 0; ax < areasX_; ++ax) {
-          const int x0 = ax * kAreaSide, y0 = ay * kAreaSide;
-          const int aw = std::min(kAreaSide, w_ - x0), ah = std::min(kAreaSide, h_ - y0);
-          int count = 0;
+    for (int ay = 0; ay < areasY_; ++ay)
+      for (int ax = 0; ax < areasX_; ++ax) {
+        const int x0 = ax * kAreaSide, y0 = ay * kAreaSide;
+        const int aw = std::min(kAreaSide, w_ - x0), ah = std::min(kAreaSide, h_ - y0);
+        int count = 0;
+        for (int ly = 0; ly < ah; ++ly)
+          for (int lx = 0; lx < aw; ++lx)
+            count += masked_[size_t(y0 + ly) * size_t(w_) + size_t(x0 + lx)];
+        const uint32_t code = count == 0 ? kMaskNone : (count == aw * ah ? kMaskAll : kMaskBitmap);
+        maskCodes.put(code, 2);
+        if (code == kMaskBitmap)
           for (int ly = 0; ly < ah; ++ly)
             for (int lx = 0; lx < aw; ++lx)
-              count += masked_[size_t(y0 + ly) * size_t(w_) + size_t(x0 + lx)];
-          const uint32_t code = count == 0 ? kMaskNone : (count == aw * ah ? kMaskAll : kMaskBitmap);
-          maskCodes.put(code, 2);
-          if (code == kMaskBitmap)
-            for (int ly = 0; ly < ah; ++ly)
-              for (int lx = 0; lx < aw; ++lx)
-                maskBitmaps.put(masked_[size_t(y0 + ly) * size_t(w_) + size_t(x0 + lx)], 1);
-        }
+              maskBitmaps.put(masked_[size_t(y0 + ly) * size_t(w_) + size_t(x0 + lx)], 1);
+      }
+    out.insert(out.end(), {uint8_t(*mask_), uint8_t(*mask_ >> 8), 0, 0});
+    maskCodes.flushTo(out);
+    maskBitmaps.flushTo(out);
+  }
+
+  // Fills the header fields common to both residual codings and writes the header.
+  void finishStream(std::vector<uint8_t>& out, Header& h, int segLog, size_t layer1End,
+                    size_t layer2End) const {
+    h.flags = uint8_t(h.flags | (signed_ ? kFlagSigned : 0) | (mask_ ? kFlagMasked : 0));
+    h.segLog = uint8_t(segLog);
+    h.width = uint16_t(w_);
+    h.height = uint16_t(h_);
+    h.base = min_;
+    h.cornerBits = uint8_t(l1_.cornerBits);
+    h.edgeBits = uint8_t(l1_.edgeBits);
+    h.centreBits = uint8_t(l1_.centreBits);
+    h.layer1Bytes = uint32_t(layer1End - size_t(kHeaderBytes));
+    h.layer2Bytes = uint32_t(layer2End - layer1End);
+    h.layer3Bytes = uint32_t(out.size() - layer2End);
+    writeHeader(h, out.data());
+  }
+
+  std::vector<uint8_t> pack(int segLog, EncodeStats* stats) const {
+    const Choice& ch = choice_;
     BitWriter table, highs, lows;
     std::vector<uint8_t> positions;
     std::vector<uint32_t> counts(areas_.size(), 0);
@@ -402,14 +433,9 @@ class PatchEncoder {
       for (uint8_t b : ch.bits) table.put(b, kAreaBitsFieldBits);
     for (uint32_t c : counts) table.put(c, ch.countBits);
 
-    std::vector<uint8_t> out(size_t(kHeaderBytes), 0);
-    a.flushTo(out);
+    std::vector<uint8_t> out = startStream();
     const size_t layer1End = out.size();
-    if (mask_) {
-      out.insert(out.end(), {uint8_t(*mask_), uint8_t(*mask_ >> 8), 0, 0});
-      maskCodes.flushTo(out);
-      maskBitmaps.flushTo(out);
-    }
+    appendMaskPart(out);
     table.flushTo(out);
     out.insert(out.end(), positions.begin(), positions.end());
     out.resize((out.size() + 3) & ~size_t(3), 0);
@@ -418,28 +444,82 @@ class PatchEncoder {
     lows.flushTo(out);
 
     Header h;
-    h.flags = uint8_t((signed_ ? kFlagSigned : 0) | (ch.perArea ? kFlagPerAreaBits : 0) |
-                      (mask_ ? kFlagMasked : 0));
-    h.segLog = uint8_t(segLog);
+    h.flags = ch.perArea ? kFlagPerAreaBits : 0;
     h.uniformBits = ch.perArea ? 0 : ch.bits.front();
-    h.width = uint16_t(w_);
-    h.height = uint16_t(h_);
-    h.base = min_;
-    h.cornerBits = uint8_t(l1_.cornerBits);
-    h.edgeBits = uint8_t(l1_.edgeBits);
-    h.centreBits = uint8_t(l1_.centreBits);
     h.highBits = uint8_t(ch.highBits);
     h.countBits = uint8_t(ch.countBits);
-    h.layer1Bytes = uint32_t(layer1End - size_t(kHeaderBytes));
-    h.layer2Bytes = uint32_t(layer2End - layer1End);
-    h.layer3Bytes = uint32_t(out.size() - layer2End);
-    writeHeader(h, out.data());
+    finishStream(out, h, segLog, layer1End, layer2End);
 
     if (stats) {
       *stats = EncodeStats{};
       readInfo(out.data(), out.size(), stats->info);
       stats->prominentPoints = uint32_t(ch.prominent);
       for (size_t k = 0; k < areas_.size(); ++k) stats->bitsHistogram[ch.bits[k]] += areas_[k].points;
+    }
+    return out;
+  }
+
+  // 2DRBUC: per 32 x 32 block a 5-bit root width, each 4 x 4 node's width in
+  // bitLength(root) bits, then every point's zigzag residual in its node's width.
+  std::vector<uint8_t> packRbuc(int segLog, EncodeStats* stats) const {
+    Header geometryHeader;
+    geometryHeader.width = uint16_t(w_);
+    geometryHeader.height = uint16_t(h_);
+    geometryHeader.flags = kFlagFlat;  // geometry only: no segments needed here
+    const Geometry g = makeGeometry(geometryHeader);
+    BitWriter data;
+    std::vector<uint64_t> offsets;
+    uint32_t pointsByWidth[kMaxBits + 1] = {};
+    for (int q = 0; q < g.blocksY; ++q)
+      for (int p = 0; p < g.blocksX; ++p) {
+        const RbucBlock b = rbucBlock(g, p, q);
+        offsets.push_back(data.bitCount());
+        int widths[(kBlockSide / kNodeSide) * (kBlockSide / kNodeSide)];
+        int root = 0;
+        auto z = [&](int x, int y) {
+          return zigzag(residual_[size_t(y) * size_t(w_) + size_t(x)]);
+        };
+        for (int j = 0; j < b.nodesY; ++j)
+          for (int i = 0; i < b.nodesX; ++i) {
+            uint32_t largest = 0;
+            const int x0 = b.x0 + i * kNodeSide, y0 = b.y0 + j * kNodeSide;
+            for (int y = y0; y < y0 + nodeSpan(b.height, j); ++y)
+              for (int x = x0; x < x0 + nodeSpan(b.width, i); ++x) largest = std::max(largest, z(x, y));
+            const int w = bitLength(largest);
+            widths[j * b.nodesX + i] = w;
+            root = std::max(root, w);
+            pointsByWidth[std::min(w, kMaxBits)] +=
+                uint32_t(nodeSpan(b.height, j) * nodeSpan(b.width, i));
+          }
+        data.put(uint32_t(root), kRbucRootBits);
+        const int widthBits = bitLength(uint32_t(root));
+        for (int n = 0; n < b.nodesX * b.nodesY; ++n) data.put(uint32_t(widths[n]), widthBits);
+        for (int j = 0; j < b.nodesY; ++j)
+          for (int i = 0; i < b.nodesX; ++i) {
+            const int w = widths[j * b.nodesX + i];
+            const int x0 = b.x0 + i * kNodeSide, y0 = b.y0 + j * kNodeSide;
+            for (int y = y0; y < y0 + nodeSpan(b.height, j); ++y)
+              for (int x = x0; x < x0 + nodeSpan(b.width, i); ++x) data.put(z(x, y), w);
+          }
+      }
+    const int offsetBits = bitLength(uint32_t(offsets.back()));
+    BitWriter index;
+    index.put(uint32_t(offsetBits), 32);
+    for (uint64_t o : offsets) index.put(uint32_t(o), offsetBits);
+
+    std::vector<uint8_t> out = startStream();
+    const size_t layer1End = out.size();
+    appendMaskPart(out);
+    index.flushTo(out);
+    const size_t layer2End = out.size();
+    data.flushTo(out);
+    Header h;
+    h.flags = kFlagRbuc;
+    finishStream(out, h, segLog, layer1End, layer2End);
+    if (stats) {
+      *stats = EncodeStats{};
+      readInfo(out.data(), out.size(), stats->info);
+      std::copy(std::begin(pointsByWidth), std::end(pointsByWidth), stats->bitsHistogram);
     }
     return out;
   }
@@ -576,12 +656,18 @@ Status encode(const uint16_t* samples, size_t stride, int width, int height, Sam
   } else {
     for (int segLog = kMinSegLog; segLog <= kMaxSegLog; ++segLog) segLogs.push_back(segLog);
   }
+  // 2DRBUC block offsets are 32-bit: very large patches keep layers 2 + 3.
+  const uint64_t worstRbucBits =
+      uint64_t(width) * uint64_t(height) * kMaxRbucWidth +
+      uint64_t((width + kBlockSide - 1) / kBlockSide) * uint64_t((height + kBlockSide - 1) / kBlockSide) *
+          (kRbucRootBits + 64 * 5);
+  const bool rbuc = options.rbuc && worstRbucBits < (uint64_t(1) << 32);
   EncodeStats candidateStats;
   bool first = true;
   for (const auto& mask : masks) {
     PatchEncoder encoder(u, width, height, isSigned, mask);
     for (int segLog : segLogs) {
-      std::vector<uint8_t> candidate = encoder.encode(segLog, options.bits, &candidateStats);
+      std::vector<uint8_t> candidate = encoder.encode(segLog, options.bits, rbuc, &candidateStats);
       if (first || candidate.size() < out.size()) {
         out = std::move(candidate);
         if (stats) *stats = candidateStats;
@@ -593,7 +679,8 @@ Status encode(const uint16_t* samples, size_t stride, int width, int height, Sam
   // ever costs more than the header plus its 16-bit samples. Not for a fixed b: the caller asked
   // for that layering.
   const uint64_t rawBytes = uint64_t(kHeaderBytes) + sectionBytes(u.size() * kMaxBits);
-  if (options.bits < 0 && out.size() > rawBytes) encodeStored(u, width, height, isSigned, out, stats);
+  if ((options.bits < 0 || rbuc) && out.size() > rawBytes)
+    encodeStored(u, width, height, isSigned, out, stats);
   return Status::Ok;
 }
 

@@ -54,6 +54,8 @@ enum class Status : int {
   InvalidAreaTable,    // a per-area bit width > 16 or a prominent count larger than its area
   InvalidProminent,    // a prominent-point position outside its area or not strictly increasing
   InvalidMask,         // a masked-area code other than 0, 1, 2
+  InvalidBlock,        // a 2DRBUC block width, node width or block offset is inconsistent
+  Unsupported,         // a valid stream using a feature this decoder lacks (e.g. a GPU path)
   OutOfRange,          // a decoded sample falls outside 0..65535 (corrupt stream); checked by
                        // decode() at Layers::All, see decode()
 };
@@ -75,6 +77,11 @@ struct EncodeOptions {
   bool hasNodata = false;
   uint16_t nodata = 0;
   bool autoMask = true;
+  // 2DRBUC residual coding (docs/format.md section 5.2) instead of layers 2 + 3: zigzag residuals
+  // in 32 x 32 blocks whose 4 x 4 nodes each get the bit width they need. Smaller streams on
+  // most terrain; progressive decoding then has two levels (layer 1, lossless). `bits` is
+  // ignored. Patches too large for 32-bit block offsets fall back to layers 2 + 3.
+  bool rbuc = false;
 };
 
 // Everything the header says, plus sizes derived from it. Filled by readInfo() in O(1).
@@ -85,6 +92,7 @@ struct PatchInfo {
   bool stored = false;       // incompressible: kept as 16-bit samples (layer 3 only)
   bool perAreaBits = false;  // b varies per 16 x 16 area (layer 2 holds the table)
   bool masked = false;       // some points equal the masked value (layer 2 holds the mask)
+  bool rbuc = false;         // residuals coded with 2DRBUC (no layer-2 list; L12 = lossless)
   uint16_t maskValue = 0;    // the masked value (bit pattern as in the output), if masked
   int segment = 0;           // m (5, 9, 17, 33); 0 for flat patches
   int uniformBits = 0;       // b when !perAreaBits
@@ -138,6 +146,7 @@ class PatchView {
 
  private:
   friend struct ViewAccess;
+  int32_t rbucResidual(const uint8_t* index, const uint8_t* sectionD, int x, int y) const;
   PatchInfo info_;
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;

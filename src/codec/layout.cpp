@@ -43,6 +43,9 @@ Geometry makeGeometry(const Header& h) {
   g.areasX = (g.width + kAreaSide - 1) / kAreaSide;
   g.areasY = (g.height + kAreaSide - 1) / kAreaSide;
   g.areas = uint64_t(g.areasX) * uint64_t(g.areasY);
+  g.blocksX = (g.width + kBlockSide - 1) / kBlockSide;
+  g.blocksY = (g.height + kBlockSide - 1) / kBlockSide;
+  g.blocks = uint64_t(g.blocksX) * uint64_t(g.blocksY);
   if (h.isFlat() || h.isStored()) return g;
   g.segLog = h.segLog;
   g.n = 1 << h.segLog;
@@ -83,7 +86,7 @@ Status parseHeader(const uint8_t* data, size_t size, Header& h) {
     return Status::InvalidHeader;
   if (h.isStored()) {
     // Stored patch: layer 3 alone, 16 bits per sample in raster order.
-    if (h.isFlat() || h.perAreaBits() || h.isMasked() || h.segLog || h.uniformBits != kMaxBits || h.base ||
+    if (h.isFlat() || h.perAreaBits() || h.isMasked() || h.isRbuc() || h.segLog || h.uniformBits != kMaxBits || h.base ||
         h.cornerBits || h.edgeBits || h.centreBits || h.highBits || h.countBits ||
         h.layer1Bytes || h.layer2Bytes)
       return Status::InvalidHeader;
@@ -95,7 +98,7 @@ Status parseHeader(const uint8_t* data, size_t size, Header& h) {
   if (h.isFlat()) {
     // A flat patch is the header alone; everything else must be zero so that one patch has
     // exactly one encoding.
-    if (h.perAreaBits() || h.isMasked() || h.segLog || h.uniformBits || h.cornerBits || h.edgeBits ||
+    if (h.perAreaBits() || h.isMasked() || h.isRbuc() || h.segLog || h.uniformBits || h.cornerBits || h.edgeBits ||
         h.centreBits || h.highBits || h.countBits || h.layer1Bytes || h.layer2Bytes ||
         h.layer3Bytes)
       return Status::InvalidHeader;
@@ -103,6 +106,9 @@ Status parseHeader(const uint8_t* data, size_t size, Header& h) {
   }
   if (h.segLog < kMinSegLog || h.segLog > kMaxSegLog) return Status::InvalidHeader;
   if (h.uniformBits > kMaxBits || (h.perAreaBits() && h.uniformBits != 0))
+    return Status::InvalidHeader;
+  // 2DRBUC replaces the area table, the prominent list and the fixed-width lows.
+  if (h.isRbuc() && (h.perAreaBits() || h.uniformBits || h.highBits || h.countBits))
     return Status::InvalidHeader;
   if (h.cornerBits > kMaxCornerBits || h.edgeBits > kMaxOffsetBits ||
       h.centreBits > kMaxOffsetBits || h.highBits > kMaxHighBits || h.countBits > kMaxCountBits)

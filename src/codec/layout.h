@@ -23,8 +23,16 @@ constexpr uint8_t kFlagFlat = 1u << 1;
 constexpr uint8_t kFlagPerAreaBits = 1u << 2;
 constexpr uint8_t kFlagStored = 1u << 3;  // incompressible patch: 16-bit samples, no layers 1/2
 constexpr uint8_t kFlagMasked = 1u << 4;  // section B starts with the masked-value part
+constexpr uint8_t kFlagRbuc = 1u << 5;    // residuals coded with 2DRBUC (no layer-2 list)
 constexpr uint8_t kKnownFlags =
-    kFlagSigned | kFlagFlat | kFlagPerAreaBits | kFlagStored | kFlagMasked;
+    kFlagSigned | kFlagFlat | kFlagPerAreaBits | kFlagStored | kFlagMasked | kFlagRbuc;
+
+// 2DRBUC: 32 x 32 blocks of 4 x 4 nodes; widths up to 17 bits (zigzag of +-65535).
+constexpr int kBlockSide = 32;
+constexpr int kNodeSide = 4;
+constexpr int kMaxRbucWidth = 17;
+constexpr int kRbucRootBits = 5;
+constexpr int kMaxBlockOffsetBits = 32;
 
 // Masked-area codes (2 bits per area).
 constexpr uint32_t kMaskNone = 0, kMaskAll = 1, kMaskBitmap = 2;
@@ -56,6 +64,7 @@ struct Header {
   bool perAreaBits() const { return flags & kFlagPerAreaBits; }
   bool isStored() const { return flags & kFlagStored; }
   bool isMasked() const { return flags & kFlagMasked; }
+  bool isRbuc() const { return flags & kFlagRbuc; }
 };
 
 void writeHeader(const Header& h, uint8_t* out);  // kHeaderBytes bytes
@@ -70,6 +79,8 @@ struct Geometry {
   int segX = 0, segY = 0;          // M x N segments
   int areasX = 0, areasY = 0;      // 16 x 16 areas
   uint64_t areas = 0;
+  int blocksX = 0, blocksY = 0;    // 32 x 32 2DRBUC blocks
+  uint64_t blocks = 0;
   // Section A (layer 1): bit offsets of the four groups of control points.
   uint64_t cornerBit = 0, hedgeBit = 0, vedgeBit = 0, centreBit = 0, layer1Bits = 0;
 };
@@ -198,6 +209,30 @@ inline Layer2Layout makeLayer2Layout(const Header& h, const Geometry& g) {
 // Bytes of section B after the mask part.
 inline uint64_t layer2Bytes(const Layer2Layout& l, const Header& h, uint64_t prominent) {
   return l.tableBytes + sectionBytes(prominent * 8) + sectionBytes(prominent * h.highBits);
+}
+
+// 2DRBUC block (p, q): its size and node grid.
+struct RbucBlock {
+  int x0 = 0, y0 = 0, width = 0, height = 0, nodesX = 0, nodesY = 0;
+};
+inline RbucBlock rbucBlock(const Geometry& g, int p, int q) {
+  RbucBlock b;
+  b.x0 = p * kBlockSide;
+  b.y0 = q * kBlockSide;
+  b.width = g.width - b.x0 < kBlockSide ? g.width - b.x0 : kBlockSide;
+  b.height = g.height - b.y0 < kBlockSide ? g.height - b.y0 : kBlockSide;
+  b.nodesX = (b.width + kNodeSide - 1) / kNodeSide;
+  b.nodesY = (b.height + kNodeSide - 1) / kNodeSide;
+  return b;
+}
+inline int nodeSpan(int extent, int node) {  // samples of node `node` along an axis
+  const int rest = extent - node * kNodeSide;
+  return rest < kNodeSide ? rest : kNodeSide;
+}
+// The block index part of section B (after the mask part): a word holding the offset width,
+// then one offset per block.
+inline uint64_t rbucIndexBytes(const Geometry& g, int offsetBits) {
+  return 4 + sectionBytes(g.blocks * uint64_t(offsetBits));
 }
 
 }  // namespace hfpac::detail

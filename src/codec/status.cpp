@@ -16,6 +16,8 @@ const char* statusMessage(Status s) {
     case Status::InvalidAreaTable: return "corrupt stream: invalid per-area bit width or count";
     case Status::InvalidProminent: return "corrupt stream: invalid prominent-point position";
     case Status::InvalidMask: return "corrupt stream: invalid masked-area code";
+    case Status::InvalidBlock: return "corrupt stream: invalid 2DRBUC block";
+    case Status::Unsupported: return "unsupported: this decoder lacks a feature the stream uses";
     case Status::OutOfRange: return "corrupt stream: a decoded sample is outside 0..65535";
   }
   return "unknown HFPaC status";

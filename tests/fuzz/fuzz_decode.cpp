@@ -107,6 +107,7 @@ void fuzzRoundTrip(const uint8_t* data, size_t size) {
   o.bits = int(data[3] % 18) - 1;  // -1 .. 16
   o.autoMask = (cfg & 0x10) != 0;
   o.hasNodata = (cfg & 0x20) != 0;
+  o.rbuc = (data[3] & 0x80) != 0;  // the top bit of the bits byte (bits uses % 18)
   const int sampleMode = (cfg >> 6) & 3;  // 0 raw 16-bit, 1 deltas (smooth), 2 8-bit, 3 few values
   o.nodata = uint16_t(data[4] | (data[5] << 8));
   const uint8_t* s = data + 6;

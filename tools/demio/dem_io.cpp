@@ -1,5 +1,7 @@
 // dem_io.cpp - GDAL reading and 16-bit conversion behind dem_io.h.
 #include "demio/dem_io.h"
+#include "demio/gdal_util.h"
+#include "demio/hfr.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,70 +18,76 @@
 
 namespace demio {
 
+namespace detail {
+
+
+// The 256-entry table that widens a Byte band (see read8).
+void buildByteLut(GDALRasterBandH band, bool is_signed, const ReadOptions& options, uint16_t lut[256],
+                  bool& palette_mapped, std::vector<std::string>& warnings) {
+  for (int i = 0; i < 256; ++i)
+    lut[i] = is_signed ? static_cast<uint16_t>(static_cast<int16_t>(static_cast<int8_t>(i)))
+                       : static_cast<uint16_t>(i);
+
+  GDALColorTableH table = GDALGetRasterColorTable(band);
+  if (!is_signed && options.expandGreyPalette && table &&
+      GDALGetRasterColorInterpretation(band) == GCI_PaletteIndex &&
+      GDALGetPaletteInterpretation(table) == GPI_RGB) {
+    const int entries = std::min(GDALGetColorEntryCount(table), 256);
+    bool grey = entries > 0;
+    for (int i = 0; i < entries && grey; ++i) {
+      const GDALColorEntry* e = GDALGetColorEntry(table, i);
+      grey = e && e->c1 == e->c2 && e->c2 == e->c3;
+    }
+    if (grey) {
+      bool identity = true;
+      for (int i = 0; i < entries; ++i) {
+        lut[i] = static_cast<uint16_t>(GDALGetColorEntry(table, i)->c1);
+        identity = identity && lut[i] == i;
+      }
+      palette_mapped = true;
+      if (!identity) warnings.push_back("grey colour table applied (not an identity ramp)");
+    }
+  }
+
+}
+
+// Fills q (applied, range, offset, step, maxError) for valid values in [lo, hi] (see dem_io.h).
+bool chooseQuantisation(double lo, double hi, bool integer_valued, double quant_step, Quantisation& q,
+                        std::string& error) {
+  const double range = hi - lo;
+  q.applied = true;
+  q.sourceMin = lo;
+  q.sourceMax = hi;
+  q.integerValued = integer_valued;
+  q.offset = lo;
+  if (quant_step > 0) {
+    if (!std::isfinite(quant_step)) {
+      error = "quantisation step must be a positive finite number";
+      return false;
+    }
+    q.step = quant_step;
+    if (range / q.step > 65534.0 * (1.0 + 1e-12)) {
+      error = "quantisation step " + std::to_string(q.step) + " is too small for the range [" +
+              std::to_string(lo) + ", " + std::to_string(hi) + "] (needs at least " +
+              std::to_string(range / 65534.0) + ")";
+      return false;
+    }
+  } else if (integer_valued && range <= 65534.0) {
+    q.step = 1.0;  // exact
+  } else if (range > 0.0) {
+    q.step = range / 65534.0;  // the finest step that fits 0..65534
+  } else {
+    q.step = 1.0;  // constant data
+  }
+  q.maxError = (range == 0.0 || (integer_valued && q.step == 1.0)) ? 0.0 : q.step / 2.0;
+  return true;
+}
+
+}  // namespace detail
+
 namespace {
 
-// GDAL reports errors through a per-thread handler stack. We push our own handler for the
-// duration of a read so that nothing is printed (same effect as CPLQuietErrorHandler) and
-// warnings are kept for the caller; failures are still available via CPLGetLastErrorMsg().
-struct ErrorCollector {
-  std::vector<std::string>* warnings = nullptr;
-};
-
-std::string oneLine(const char* msg) {
-  std::string s = msg ? msg : "";
-  for (char& c : s)
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
-void CPL_STDCALL collectErrors(CPLErr error_class, CPLErrorNum, const char* msg) {
-  auto* collector = static_cast<ErrorCollector*>(CPLGetErrorHandlerUserData());
-  if (collector && collector->warnings && error_class == CE_Warning)
-    collector->warnings->push_back(oneLine(msg));
-}
-
-class ScopedErrorHandler {
- public:
-  explicit ScopedErrorHandler(ErrorCollector* collector) {
-    CPLPushErrorHandlerEx(collectErrors, collector);
-    CPLErrorReset();
-  }
-  ~ScopedErrorHandler() { CPLPopErrorHandler(); }
-  ScopedErrorHandler(const ScopedErrorHandler&) = delete;
-  ScopedErrorHandler& operator=(const ScopedErrorHandler&) = delete;
-};
-
-// The message of the last GDAL failure, or `fallback` when GDAL did not say anything.
-std::string gdalError(const std::string& fallback) {
-  std::string msg = oneLine(CPLGetLastErrorMsg());
-  if (msg.empty()) return fallback;
-  return fallback + ": " + msg;
-}
-
-class DatasetHandle {
- public:
-  explicit DatasetHandle(GDALDatasetH ds) : ds_(ds) {}
-  ~DatasetHandle() {
-    if (ds_) GDALClose(ds_);
-  }
-  DatasetHandle(const DatasetHandle&) = delete;
-  DatasetHandle& operator=(const DatasetHandle&) = delete;
-  GDALDatasetH get() const { return ds_; }
-
- private:
-  GDALDatasetH ds_;
-};
-
-void registerDriversOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] { GDALAllRegister(); });
-}
-
-bool isSignedByte(GDALRasterBandH band) {
-  const char* pixel_type = GDALGetMetadataItem(band, "PIXELTYPE", "IMAGE_STRUCTURE");
-  return pixel_type && std::strcmp(pixel_type, "SIGNEDBYTE") == 0;
-}
+using namespace detail;
 
 // Whole-raster read straight into the sample buffer; GDAL converts to `buffer_type`.
 bool readWhole(GDALRasterBandH band, int width, int height, void* buffer,
@@ -125,30 +133,7 @@ bool read8(GDALRasterBandH band, bool is_signed, const ReadOptions& options, Dem
   dem.widened = true;
 
   uint16_t lut[256];
-  for (int i = 0; i < 256; ++i)
-    lut[i] = is_signed ? static_cast<uint16_t>(static_cast<int16_t>(static_cast<int8_t>(i)))
-                       : static_cast<uint16_t>(i);
-
-  GDALColorTableH table = GDALGetRasterColorTable(band);
-  if (!is_signed && options.expandGreyPalette && table &&
-      GDALGetRasterColorInterpretation(band) == GCI_PaletteIndex &&
-      GDALGetPaletteInterpretation(table) == GPI_RGB) {
-    const int entries = std::min(GDALGetColorEntryCount(table), 256);
-    bool grey = entries > 0;
-    for (int i = 0; i < entries && grey; ++i) {
-      const GDALColorEntry* e = GDALGetColorEntry(table, i);
-      grey = e && e->c1 == e->c2 && e->c2 == e->c3;
-    }
-    if (grey) {
-      bool identity = true;
-      for (int i = 0; i < entries; ++i) {
-        lut[i] = static_cast<uint16_t>(GDALGetColorEntry(table, i)->c1);
-        identity = identity && lut[i] == i;
-      }
-      dem.paletteMapped = true;
-      if (!identity) dem.warnings.push_back("grey colour table applied (not an identity ramp)");
-    }
-  }
+  buildByteLut(band, is_signed, options, lut, dem.paletteMapped, dem.warnings);
 
   for (size_t i = 0; i < bytes.size(); ++i) dem.samples[i] = lut[bytes[i]];
   dem.type = is_signed ? hfpac::SampleType::Int16 : hfpac::SampleType::UInt16;
@@ -222,34 +207,9 @@ bool readQuantised(GDALRasterBandH band, const ReadOptions& options, Dem& dem,
     }
   }
   if (valid_count == 0) lo = hi = 0.0;
-  const double range = hi - lo;
 
   Quantisation& q = dem.quant;
-  q.applied = true;
-  q.sourceMin = lo;
-  q.sourceMax = hi;
-  q.integerValued = integer_valued;
-  q.offset = lo;
-  if (options.quantStep > 0) {
-    if (!std::isfinite(options.quantStep)) {
-      error = "quantisation step must be a positive finite number";
-      return false;
-    }
-    q.step = options.quantStep;
-    if (range / q.step > 65534.0 * (1.0 + 1e-12)) {
-      error = "quantisation step " + std::to_string(q.step) + " is too small for the range [" +
-              std::to_string(lo) + ", " + std::to_string(hi) + "] (needs at least " +
-              std::to_string(range / 65534.0) + ")";
-      return false;
-    }
-  } else if (integer_valued && range <= 65534.0) {
-    q.step = 1.0;  // exact
-  } else if (range > 0.0) {
-    q.step = range / 65534.0;  // the finest step that fits 0..65534
-  } else {
-    q.step = 1.0;  // constant data
-  }
-  q.maxError = (range == 0.0 || (integer_valued && q.step == 1.0)) ? 0.0 : q.step / 2.0;
+  if (!chooseQuantisation(lo, hi, integer_valued, options.quantStep, q, error)) return false;
 
   // Pass 2: quantise. 65535 is reserved for nodata.
   double measured = 0.0;
@@ -387,9 +347,12 @@ const char* sampleTypeName(hfpac::SampleType type) {
   return type == hfpac::SampleType::Int16 ? "Int16" : "UInt16";
 }
 
+bool hasGdal() { return true; }
+
 bool readDem(const std::string& path, Dem& out, std::string& error, const ReadOptions& options) {
   out = Dem();
   error.clear();
+  if (isHfrPath(path)) return readHfr(path, out, error);  // GDAL-free raw dumps (hfr.h)
   ErrorCollector collector;
   collector.warnings = &out.warnings;
   ScopedErrorHandler quiet(&collector);

@@ -88,6 +88,10 @@ struct Dem {
 // "UInt16" / "Int16".
 const char* sampleTypeName(hfpac::SampleType type);
 
+// True when built with GDAL (HF_WITH_GDAL=ON). Without it, readDem() reads only .hfr files
+// (hfr.h); with it, .hfr files are read by the same code and everything else through GDAL.
+bool hasGdal();
+
 // Reads band options.band of `path` into `out` (replaced). Returns false with a one-line message
 // in `error` (no "Error:" prefix, no path: the caller adds what it needs) when the file cannot be
 // opened, has no such band, has a zero size, an unsupported type, cannot be quantised with the

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "anchors.h"
+#include "gpu_bench.h"
 #include "demio/dem_io.h"
 #include "patches.h"
 
@@ -33,6 +34,7 @@ struct CodecBenchOptions {
   int zstdLevel = 19;
   bool passNodata = true;  // give the DEM's nodata sample to the encoder as its mask candidate
   bool autoMask = true;    // hfpac::EncodeOptions::autoMask
+  bool cuda = false;       // --device cuda: add the GPU figures (gpu_bench.h)
   demio::ReadOptions read;
 };
 
@@ -77,6 +79,7 @@ struct InputResult {
   double totalSeconds = 0;
   HfpacResult hfpac;
   AnchorResult zstd, lerc;
+  GpuResult gpu;            // with CodecBenchOptions::cuda
 
   bool allLossless() const { return ok && hfpac.lossless && hfpac.losslessMt && zstd.lossless && lerc.lossless; }
   uint64_t originalBytes() const { return 2 * static_cast<uint64_t>(points); }

@@ -4,7 +4,9 @@
 #include <fstream>
 #include <thread>
 
+#ifdef HF_BENCH_GDAL
 #include <gdal.h>
+#endif
 #include <sys/utsname.h>
 
 #include "anchors.h"
@@ -32,7 +34,11 @@ HostInfo hostInfo() {
 #if defined(NDEBUG) && defined(__OPTIMIZE__)
   info.optimized = true;
 #endif
+#ifdef HF_BENCH_GDAL
   info.gdal = GDALVersionInfo("RELEASE_NAME");
+#else
+  info.gdal = "none (HF_WITH_GDAL=OFF: .hfr input only)";
+#endif
   info.zstd = zstdVersion();
   info.lerc = lercVersion();
   return info;

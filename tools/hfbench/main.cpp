@@ -1,7 +1,10 @@
 // main.cpp - hfbench: codec benchmarks (thin command line over codec_bench.h / report.h).
 //
 //   hfbench codec INPUT... --json OUT.json [--patch 129] [--segment 9] [--bits auto|N]
-//                 [--threads N] [--repeat N] [--zstd-level 19] [--quant-step S] [--band 1] [-q]
+//                 [--threads N] [--repeat N] [--zstd-level 19] [--quant-step S] [--band 1]
+//                 [--device cpu|cuda] [-q]
+//   hfbench dump INPUT... -o DIR [--window W]   one .hfr per input (demio/hfr.h), for builds
+//                 without GDAL (the GPU machine)
 //
 // Exit status 0 when every input was measured and every codec decoded losslessly, else 1.
 // Errors are one line starting "Error:" on stderr; a bad input does not stop the others.
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "codec_bench.h"
+#include "demio/hfr.h"
 #include "host.h"
 #include "report.h"
 
@@ -26,7 +30,9 @@ namespace {
 constexpr const char* kUsage =
     "usage: hfbench codec INPUT... --json OUT.json [--patch 129] [--segment 0|5|9|17|33] "
     "[--bits auto|0..16] [--threads N] [--repeat N] [--zstd-level N] [--quant-step S] "
-    "[--band N] [--no-nodata] [--no-auto-mask] [-q]";
+    "[--band N] [--no-nodata] [--no-auto-mask] [--device cpu|cuda] [-q]\n"
+    "       hfbench dump INPUT... -o DIR [--window W] [--band N] [--quant-step S]  "
+    "(GDAL-free .hfr copies; --window W keeps the central W x W samples of larger rasters)";
 
 int usageError(const std::string& message) {
   std::fprintf(stderr, "Error: %s; %s\n", message.c_str(), kUsage);
@@ -105,6 +111,13 @@ int runCodec(int argc, char** argv) {
       return usageError("help requested");
     } else if (arg == "--no-nodata") {
       options.passNodata = false;
+    } else if (arg == "--device") {
+      if (!needValue(value) || (value != "cpu" && value != "cuda"))
+        return usageError("--device needs cpu or cuda");
+      options.cuda = value == "cuda";
+#ifndef HF_BENCH_CUDA
+      if (options.cuda) return usageError("--device cuda: hfbench was built without CUDA (HF_CUDA=OFF)");
+#endif
     } else if (arg == "--no-auto-mask") {
       options.autoMask = false;
     } else if (arg == "--json") {
@@ -198,12 +211,67 @@ int runCodec(int argc, char** argv) {
   return failed ? 1 : 0;
 }
 
+// hfbench dump: read each input with demio (GDAL build) and write DIR/<name>.hfr.
+int runDump(int argc, char** argv) {
+  std::vector<std::string> inputs;
+  std::string dir;
+  int window = 0;
+  demio::ReadOptions read;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    std::string value;
+    if (arg == "-o" && i + 1 < argc) {
+      dir = argv[++i];
+    } else if (arg == "--window" && i + 1 < argc) {
+      if (!parseInt(argv[++i], 2, 1 << 20, window)) return usageError("--window needs an integer >= 2");
+    } else if (arg == "--band" && i + 1 < argc) {
+      if (!parseInt(argv[++i], 1, 65535, read.band)) return usageError("--band needs a positive integer");
+    } else if (arg == "--quant-step" && i + 1 < argc) {
+      if (!parseDouble(argv[++i], read.quantStep)) return usageError("--quant-step needs a positive number");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else {
+      inputs.push_back(arg);
+    }
+  }
+  if (inputs.empty() || dir.empty()) return usageError("dump needs INPUT... -o DIR");
+  bool failed = false;
+  for (const std::string& path : inputs) {
+    demio::Dem dem;
+    std::string error;
+    if (!demio::readDem(path, dem, error, read)) {
+      std::fprintf(stderr, "Error: %s: %s\n", path.c_str(), error.c_str());
+      failed = true;
+      continue;
+    }
+    if (window > 0 && (dem.width > window || dem.height > window)) {
+      demio::Dem cut;
+      demio::cropDem(dem, (dem.width - window) / 2, (dem.height - window) / 2, window, window, cut);
+      dem = std::move(cut);
+    }
+    std::string name = path;
+    while (!name.empty() && name.back() == '/') name.pop_back();
+    const size_t slash = name.find_last_of('/');
+    if (slash != std::string::npos) name = name.substr(slash + 1);
+    const std::string out = dir + "/" + name + ".hfr";
+    if (!demio::writeHfr(out, dem, error)) {
+      std::fprintf(stderr, "Error: %s\n", error.c_str());
+      failed = true;
+      continue;
+    }
+    std::printf("%s: %dx%d %s -> %s\n", path.c_str(), dem.width, dem.height,
+                demio::sampleTypeName(dem.type), out.c_str());
+  }
+  return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) return usageError("no command");
   const std::string command = argv[1];
   if (command == "codec") return runCodec(argc, argv);
+  if (command == "dump") return runDump(argc, argv);
   if (command == "--help" || command == "-h" || command == "help") return usageError("help requested");
   if (command == "flythrough") {
     std::fprintf(stderr, "Error: hfbench flythrough is not implemented yet\n");

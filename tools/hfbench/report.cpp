@@ -83,6 +83,37 @@ void writeAnchor(JsonWriter& j, const AnchorResult& a, const InputResult& r) {
   j.endObject();
 }
 
+// GPU figures (--device cuda), flat fields of the input's object. Rates count decoded points;
+// bytes = compressed bytes read + 2 bytes written per point; the roofline is a device-to-device
+// cudaMemcpy measured in the same run (also read + written bytes).
+void writeGpu(JsonWriter& j, const InputResult& r, double cpuDecode, double cpuDecodeMt) {
+  const GpuResult& g = r.gpu;
+  if (!g.measured && g.error.empty()) return;  // not asked for
+  if (!g.measured) {
+    j.field("gpu_error", g.error);
+    return;
+  }
+  const double pts = static_cast<double>(g.batchPoints);
+  const double dec = rate(pts, g.decodeSeconds);
+  const double bytes = static_cast<double>(g.batchCompressedBytes) + 2.0 * pts;
+  const double bytesPerS = g.decodeSeconds > 0 ? bytes / g.decodeSeconds : 0.0;
+  j.field("gpu_device", g.device);
+  j.field("gpu_lossless", g.lossless).field("gpu_l1_matches_cpu", g.l1MatchesCpu);
+  j.field("gpu_batch_patches", g.batchPatches).field("gpu_batch_points", g.batchPoints);
+  j.field("gpu_batch_compressed_bytes", g.batchCompressedBytes).field("gpu_batch_replicas", g.replicas);
+  j.field("gpu_decode_pts_per_s", dec);
+  j.field("gpu_decode_l1_pts_per_s", rate(pts, g.decodeL1Seconds));
+  j.field("gpu_decode_surface_pts_per_s", rate(pts, g.decodeSurfaceSeconds));
+  j.field("gpu_surface_vs_linear", divide(g.decodeSurfaceSeconds, g.decodeSeconds));
+  j.field("gpu_vs_cpu_decode", divide(dec, cpuDecode));
+  j.field("gpu_vs_cpu_mt_decode", divide(dec, cpuDecodeMt));
+  j.field("gpu_decode_bytes_per_s", bytesPerS);
+  j.field("gpu_d2d_bytes_per_s", g.d2dBytesPerSecond);
+  j.field("gpu_roofline_fraction", divide(bytesPerS, g.d2dBytesPerSecond));
+  j.field("gpu_decode_16_us", g.decode16Us);
+  for (const auto& [k, v] : g.extra) j.field(k, v);  // e.g. gpu_encode_* (encoder hook)
+}
+
 void writeInput(JsonWriter& j, const InputResult& r) {
   const demio::Dem& d = r.dem;
   j.beginObject();
@@ -181,6 +212,7 @@ void writeInput(JsonWriter& j, const InputResult& r) {
     j.field("decode_vs_lerc", divide(f.decode, f.lercDecode));
     j.field("decode_vs_zstd", divide(f.decode, f.zstdDecode));
     j.field("seconds", r.totalSeconds);
+    writeGpu(j, r, f.decode, f.decodeMt);
   }
   if (!h.notes.empty()) {
     j.key("codec_notes").beginArray();

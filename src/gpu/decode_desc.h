@@ -1,0 +1,90 @@
+// decode_desc.h - the descriptors the host side of the GPU decoder builds for its kernel
+// (internal: shared by src/gpu/*.cpp and cuda/decode.cu; plain C++, no CUDA types).
+//
+// A prepared batch is ONE blob, uploaded with one copy:
+//   [BatchHeader][PatchDesc x patches][AreaDesc x areas][stream words]
+// Every stream starts on a 16-byte boundary of the stream words; all offsets in the descriptors
+// are relative to the stream's first byte (so a stream is limited to 512 MiB: bit offsets fit
+// in 32 bits) or to the blob. The kernel runs one thread block per 16 x 16 area of every
+// patch that validated; a patch whose stream is corrupt has no AreaDesc, so no thread ever
+// reads its bytes.
+#pragma once
+
+#include <cstdint>
+
+namespace hfgpu::detail {
+
+enum PatchKind : uint8_t { kKindCoded = 0, kKindFlat = 1, kKindStored = 2 };
+
+// Per-patch error flags written by the kernel (atomicOr).
+constexpr uint32_t kFlagOutOfRange = 1u;
+
+struct PatchDesc {         // 64 bytes
+  uint64_t streamWord;     // first 32-bit word of the stream in the stream words
+  uint64_t dstOffset;      // linear target: sample index of (0, 0)
+  uint32_t dstPitch;       // linear target: row pitch in samples
+  uint32_t surface;        // surface target: index into the surfaces of the launch
+  int32_t dstX, dstY;      // surface target: texel of (0, 0)
+  uint16_t width, height;
+  uint16_t base;           // corner base, or the value of a flat patch (unsigned domain)
+  uint16_t maskOut;        // masked value as output (flip applied)
+  uint16_t flip;           // 0x8000 for Int16 patches
+  uint8_t kind;            // PatchKind
+  uint8_t segLog;
+  uint8_t cornerBits, edgeBits, centreBits, highBits;
+  uint16_t segX, segY;     // segments (<= 4096 each)
+  uint32_t hedgeBit;       // section A group offsets, bits from the stream start
+  uint32_t vedgeBit;
+  uint32_t centreBit;      // (cornerBit is 8 * 32: section A starts after the header)
+};
+static_assert(sizeof(PatchDesc) == 64, "PatchDesc layout");
+
+struct AreaDesc {          // 32 bytes; one thread block each
+  uint32_t patch;          // index into the PatchDescs
+  uint16_t ax, ay;         // area coordinates inside the patch
+  uint32_t lowBit;         // first layer-3 field (stored: first sample of section D), bits from
+                           // the stream start
+  uint32_t maskBit;        // first mask-bitmap bit (mask code 2), bits from the stream start
+  uint32_t highBit;        // first high-part field of the area, bits from the stream start
+  uint32_t posByte;        // first position byte of the area, bytes from the stream start
+  uint16_t count;          // prominent entries (<= 256)
+  uint8_t bits;            // b
+  uint8_t maskCode;        // 0 none, 1 all, 2 bitmap
+  uint32_t reserved;
+};
+static_assert(sizeof(AreaDesc) == 32, "AreaDesc layout");
+
+struct BatchHeader {       // 64 bytes at the start of the blob
+  uint64_t patches;
+  uint64_t areas;
+  uint64_t patchOffset;    // byte offsets inside the blob
+  uint64_t areaOffset;
+  uint64_t wordsOffset;
+  uint64_t wordsBytes;
+  uint64_t reserved[2];
+};
+static_assert(sizeof(BatchHeader) == 64, "BatchHeader layout");
+
+enum class Mode : uint8_t { L1 = 1, L12 = 2, All = 3, Refine = 4 };
+
+// Maximum number of distinct surfaces one decode launch can write (they travel as kernel
+// parameters, so a launch needs no extra upload).
+constexpr int kMaxSurfaces = 256;
+
+struct DecodeLaunch {
+  const PatchDesc* patches = nullptr;  // device pointers into the uploaded blob
+  const AreaDesc* areas = nullptr;
+  const uint32_t* words = nullptr;
+  uint32_t* flags = nullptr;           // one per patch, cleared by the caller
+  uint64_t areaCount = 0;
+  Mode mode = Mode::All;
+  uint16_t* linear = nullptr;          // linear target, or null for surfaces
+  const unsigned long long* surfaces = nullptr;  // host array (copied into the launch)
+  int surfaceCount = 0;
+};
+
+// Enqueues the decode kernel(s) on `stream` (a cudaStream_t passed as void* so that this
+// header stays free of CUDA types). Defined in cuda/decode.cu. Throws on launch errors.
+void launchDecode(const DecodeLaunch& launch, void* stream);
+
+}  // namespace hfgpu::detail

@@ -1,0 +1,310 @@
+// decoder.cpp - host side of the GPU decoder: validation, descriptors, blob, launches.
+//
+// Why one blob: a batch of small patches must cross PCIe in one copy, and the kernel must find
+// any point's bits without a host round trip. So the plan writes the per-patch and per-area
+// descriptors in front of the concatenated streams, and the whole thing goes up in one
+// cudaMemcpyAsync. Validation (codec/stream_index.h) is the CPU decoder's own code, so the GPU
+// accepts exactly the streams the CPU accepts.
+#include "gpu/decoder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "codec/stream_index.h"
+#include "gpu/cuda_util.h"
+#include "gpu/decode_desc.h"
+
+namespace hfgpu {
+
+using detail::AreaDesc;
+using detail::BatchHeader;
+using detail::PatchDesc;
+using hfpac::Status;
+
+namespace {
+
+constexpr uint64_t kAlign = 16;
+constexpr uint64_t alignUp(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+// Bit offsets inside a stream are 32-bit in the descriptors.
+constexpr uint64_t kMaxStreamBytes = (uint64_t(1) << 29) - 64;
+
+}  // namespace
+
+hfpac::Layers toLayers(DecodeMode mode) {
+  switch (mode) {
+    case DecodeMode::L1: return hfpac::Layers::L1;
+    case DecodeMode::L12: return hfpac::Layers::L12;
+    default: return hfpac::Layers::All;
+  }
+}
+
+// ---------------------------------------------------------------- DecodePlan
+
+struct DecodePlan::Impl {
+  std::vector<Status> statuses;
+  std::vector<hfpac::PatchInfo> infos;
+  std::vector<PatchDesc> patches;
+  std::vector<AreaDesc> areas;
+  std::vector<const uint8_t*> sources;  // stream bytes to copy (null for invalid patches)
+  std::vector<uint64_t> sourceBytes;
+  uint64_t wordsBytes = 0, points = 0, streamBytes = 0;
+  uint64_t patchOffset = 0, areaOffset = 0, wordsOffset = 0, blobBytes = 0;
+};
+
+DecodePlan::DecodePlan() : impl_(std::make_unique<Impl>()) {}
+DecodePlan::~DecodePlan() = default;
+DecodePlan::DecodePlan(DecodePlan&&) noexcept = default;
+DecodePlan& DecodePlan::operator=(DecodePlan&&) noexcept = default;
+
+size_t DecodePlan::build(const PatchInput* in, size_t count) {
+  Impl& m = *impl_;
+  m.statuses.assign(count, Status::Ok);
+  m.infos.assign(count, hfpac::PatchInfo{});
+  m.patches.assign(count, PatchDesc{});
+  m.areas.clear();
+  m.sources.assign(count, nullptr);
+  m.sourceBytes.assign(count, 0);
+  m.wordsBytes = m.points = m.streamBytes = 0;
+  size_t valid = 0;
+  hfpac::detail::StreamIndex idx;
+  for (size_t i = 0; i < count; ++i) {
+    const PatchInput& p = in[i];
+    Status st = hfpac::detail::indexStream(p.data, p.size, idx);
+    if (st == Status::Ok) st = hfpac::readInfo(p.data, p.size, m.infos[i]);
+    if (st == Status::Ok) {
+      const uint64_t pitch = p.dstPitch ? p.dstPitch : uint64_t(idx.g.width);
+      if (idx.streamBytes > kMaxStreamBytes || pitch < uint64_t(idx.g.width) ||
+          pitch > 0xffffffffull || p.x < 0 || p.y < 0 || p.surface >= uint32_t(kMaxSurfacesPerLaunch))
+        st = Status::InvalidArgument;
+    }
+    m.statuses[i] = st;
+    if (st != Status::Ok) continue;
+    ++valid;
+    const hfpac::detail::Header& h = idx.h;
+    const hfpac::detail::Geometry& g = idx.g;
+    PatchDesc& d = m.patches[i];
+    d.streamWord = m.wordsBytes / 4;
+    d.dstOffset = p.dstOffset;
+    d.dstPitch = uint32_t(p.dstPitch ? p.dstPitch : size_t(g.width));
+    d.surface = p.surface;
+    d.dstX = p.x;
+    d.dstY = p.y;
+    d.width = uint16_t(g.width);
+    d.height = uint16_t(g.height);
+    d.base = h.base;
+    d.flip = h.isSigned() ? 0x8000u : 0u;
+    d.maskOut = uint16_t(idx.maskValue ^ d.flip);
+    d.kind = h.isFlat() ? detail::kKindFlat : (h.isStored() ? detail::kKindStored : detail::kKindCoded);
+    d.segLog = h.segLog;
+    d.cornerBits = h.cornerBits;
+    d.edgeBits = h.edgeBits;
+    d.centreBits = h.centreBits;
+    d.highBits = h.highBits;
+    d.segX = uint16_t(g.segX);
+    d.segY = uint16_t(g.segY);
+    const uint64_t a0 = idx.sectionA * 8;
+    d.hedgeBit = uint32_t(a0 + g.hedgeBit);
+    d.vedgeBit = uint32_t(a0 + g.vedgeBit);
+    d.centreBit = uint32_t(a0 + g.centreBit);
+
+    const uint32_t patchIndex = uint32_t(i);
+    for (int ay = 0; ay < g.areasY; ++ay)
+      for (int ax = 0; ax < g.areasX; ++ax) {
+        AreaDesc a{};
+        a.patch = patchIndex;
+        a.ax = uint16_t(ax);
+        a.ay = uint16_t(ay);
+        if (d.kind == detail::kKindCoded) {
+          const hfpac::detail::AreaIndex& e = idx.areas[size_t(ay) * size_t(g.areasX) + size_t(ax)];
+          a.lowBit = uint32_t(idx.sectionD * 8 + e.lowBit);
+          a.maskBit = uint32_t(idx.maskBitmaps * 8 + e.maskBit);
+          a.highBit = uint32_t(idx.highs * 8 + uint64_t(e.first) * h.highBits);
+          a.posByte = uint32_t(idx.positions + e.first);
+          a.count = e.count;
+          a.bits = e.bits;
+          a.maskCode = e.maskCode;
+        } else {
+          a.lowBit = uint32_t(idx.sectionD * 8);
+        }
+        m.areas.push_back(a);
+      }
+    m.sources[i] = p.data;
+    m.sourceBytes[i] = idx.streamBytes;
+    m.wordsBytes += alignUp(idx.streamBytes);
+    m.points += uint64_t(g.width) * uint64_t(g.height);
+    m.streamBytes += idx.streamBytes;
+  }
+  m.patchOffset = alignUp(sizeof(BatchHeader));
+  m.areaOffset = alignUp(m.patchOffset + m.patches.size() * sizeof(PatchDesc));
+  m.wordsOffset = alignUp(m.areaOffset + m.areas.size() * sizeof(AreaDesc));
+  m.blobBytes = m.wordsOffset + m.wordsBytes;
+  return valid;
+}
+
+size_t DecodePlan::blobBytes() const { return size_t(impl_->blobBytes); }
+
+void DecodePlan::writeBlob(uint8_t* dst) const {
+  const Impl& m = *impl_;
+  BatchHeader bh{};
+  bh.patches = m.patches.size();
+  bh.areas = m.areas.size();
+  bh.patchOffset = m.patchOffset;
+  bh.areaOffset = m.areaOffset;
+  bh.wordsOffset = m.wordsOffset;
+  bh.wordsBytes = m.wordsBytes;
+  std::memset(dst, 0, size_t(m.patchOffset));
+  std::memcpy(dst, &bh, sizeof(bh));
+  if (!m.patches.empty())
+    std::memcpy(dst + m.patchOffset, m.patches.data(), m.patches.size() * sizeof(PatchDesc));
+  if (!m.areas.empty())
+    std::memcpy(dst + m.areaOffset, m.areas.data(), m.areas.size() * sizeof(AreaDesc));
+  uint8_t* words = dst + m.wordsOffset;
+  for (size_t i = 0; i < m.sources.size(); ++i) {
+    if (!m.sources[i]) continue;
+    const uint64_t at = m.patches[i].streamWord * 4, n = m.sourceBytes[i];
+    std::memcpy(words + at, m.sources[i], size_t(n));
+    std::memset(words + at + n, 0, size_t(alignUp(n) - n));
+  }
+}
+
+size_t DecodePlan::patchCount() const { return impl_->patches.size(); }
+const std::vector<Status>& DecodePlan::statuses() const { return impl_->statuses; }
+const std::vector<hfpac::PatchInfo>& DecodePlan::infos() const { return impl_->infos; }
+uint64_t DecodePlan::areaCount() const { return impl_->areas.size(); }
+uint64_t DecodePlan::points() const { return impl_->points; }
+uint64_t DecodePlan::streamBytes() const { return impl_->streamBytes; }
+
+// ---------------------------------------------------------------- DeviceBatch
+
+struct DeviceBatch::Impl {
+  DeviceBuffer<uint8_t> blob;
+  DeviceBuffer<uint32_t> flags;
+  uint64_t patches = 0, areas = 0, patchOffset = 0, areaOffset = 0, wordsOffset = 0;
+};
+
+DeviceBatch::DeviceBatch() : impl_(std::make_unique<Impl>()) {}
+DeviceBatch::~DeviceBatch() = default;
+DeviceBatch::DeviceBatch(DeviceBatch&&) noexcept = default;
+DeviceBatch& DeviceBatch::operator=(DeviceBatch&&) noexcept = default;
+
+void DeviceBatch::uploadAsync(const DecodePlan& plan, const uint8_t* pinned_blob,
+                              cudaStream_t stream) {
+  Impl& m = *impl_;
+  const DecodePlan::Impl& p = plan.impl();
+  m.blob.reserve(std::max<size_t>(p.blobBytes, 256));
+  m.flags.reserve(std::max<size_t>(p.patches.size(), 1));
+  m.patches = p.patches.size();
+  m.areas = p.areas.size();
+  m.patchOffset = p.patchOffset;
+  m.areaOffset = p.areaOffset;
+  m.wordsOffset = p.wordsOffset;
+  if (p.blobBytes > 0)
+    CUDA_CHECK(cudaMemcpyAsync(m.blob.get(), pinned_blob, size_t(p.blobBytes),
+                               cudaMemcpyHostToDevice, stream));
+}
+
+void DeviceBatch::decodeAsync(DecodeMode mode, const Target& target, cudaStream_t stream) {
+  Impl& m = *impl_;
+  if (m.patches == 0) return;
+  if (!target.linearBase && (target.surfaceCount < 0 || target.surfaceCount > kMaxSurfacesPerLaunch ||
+                             (target.surfaceCount > 0 && !target.surfaces)))
+    throw std::invalid_argument("hfgpu: decodeAsync needs a linear base or 1..256 surfaces");
+  CUDA_CHECK(cudaMemsetAsync(m.flags.get(), 0, size_t(m.patches) * sizeof(uint32_t), stream));
+  detail::DecodeLaunch l;
+  l.patches = reinterpret_cast<const PatchDesc*>(m.blob.get() + m.patchOffset);
+  l.areas = reinterpret_cast<const AreaDesc*>(m.blob.get() + m.areaOffset);
+  l.words = reinterpret_cast<const uint32_t*>(m.blob.get() + m.wordsOffset);
+  l.flags = m.flags.get();
+  l.areaCount = m.areas;
+  l.mode = detail::Mode(uint8_t(mode));
+  l.linear = target.linearBase;
+  static_assert(sizeof(cudaSurfaceObject_t) == sizeof(unsigned long long), "surface object size");
+  l.surfaces = reinterpret_cast<const unsigned long long*>(target.surfaces);
+  l.surfaceCount = target.surfaceCount;
+  detail::launchDecode(l, stream);
+}
+
+void DeviceBatch::fetchFlagsAsync(uint32_t* pinned_flags, cudaStream_t stream) const {
+  if (impl_->patches == 0) return;
+  CUDA_CHECK(cudaMemcpyAsync(pinned_flags, impl_->flags.get(),
+                             size_t(impl_->patches) * sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                             stream));
+}
+
+size_t DeviceBatch::patchCount() const { return size_t(impl_->patches); }
+
+std::vector<Status> mergeStatuses(const std::vector<Status>& validation, const uint32_t* flags) {
+  std::vector<Status> out = validation;
+  if (!flags) return out;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] == Status::Ok && (flags[i] & detail::kFlagOutOfRange)) out[i] = Status::OutOfRange;
+  return out;
+}
+
+// ---------------------------------------------------------------- GpuDecoder
+
+struct GpuDecoder::Impl {
+  DecodePlan plan;
+  PinnedBuffer<uint8_t> staging;
+  PinnedBuffer<uint32_t> flags;
+  DeviceBatch device;
+  Event uploaded{false};
+  bool uploadPending = false;
+  bool flagsFetched = false;
+};
+
+GpuDecoder::GpuDecoder() : impl_(std::make_unique<Impl>()) {}
+GpuDecoder::~GpuDecoder() {
+  // The staging buffer may still be the source of a copy in flight.
+  if (impl_ && impl_->uploadPending) CUDA_LOG(cudaEventSynchronize(impl_->uploaded.get()));
+}
+
+size_t GpuDecoder::prepare(const PatchInput* patches, size_t count) {
+  Impl& m = *impl_;
+  if (m.uploadPending) {
+    m.uploaded.synchronize();  // the previous upload still reads the staging buffer
+    m.uploadPending = false;
+  }
+  const size_t valid = m.plan.build(patches, count);
+  m.staging.reserve(std::max<size_t>(m.plan.blobBytes(), 256));
+  m.flags.reserve(std::max<size_t>(count, 1));
+  m.plan.writeBlob(m.staging.get());
+  m.flagsFetched = false;
+  return valid;
+}
+
+void GpuDecoder::uploadAsync(cudaStream_t stream) {
+  Impl& m = *impl_;
+  m.device.uploadAsync(m.plan, m.staging.get(), stream);
+  m.uploaded.record(stream);
+  m.uploadPending = true;
+}
+
+void GpuDecoder::decodeAsync(DecodeMode mode, const Target& target, cudaStream_t stream) {
+  impl_->device.decodeAsync(mode, target, stream);
+}
+
+void GpuDecoder::fetchStatusesAsync(cudaStream_t stream) {
+  impl_->device.fetchFlagsAsync(impl_->flags.get(), stream);
+  impl_->flagsFetched = true;
+}
+
+std::vector<Status> GpuDecoder::statuses() const {
+  return mergeStatuses(impl_->plan.statuses(), impl_->flagsFetched ? impl_->flags.get() : nullptr);
+}
+
+std::vector<Status> GpuDecoder::decode(const PatchInput* patches, size_t count, DecodeMode mode,
+                                       const Target& target, cudaStream_t stream) {
+  prepare(patches, count);
+  uploadAsync(stream);
+  decodeAsync(mode, target, stream);
+  fetchStatusesAsync(stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  impl_->uploadPending = false;
+  return statuses();
+}
+
+const DecodePlan& GpuDecoder::plan() const { return impl_->plan; }
+
+}  // namespace hfgpu

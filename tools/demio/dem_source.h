@@ -1,0 +1,71 @@
+// dem_source.h - windowed reading of one band of a GDAL raster (or a mosaic of several) as
+// 16-bit samples, for tools that must not hold the whole raster in memory (hfpack).
+//
+// The conversion to samples is exactly readDem()'s (dem_io.h): Int16/UInt16 as they are, Byte
+// widened (grey palettes mapped), Int8 to Int16, wider integers and floats quantised to UInt16
+// with 65535 = nodata. Quantised sources need the value range first: open() reads the raster
+// once in strips for that (bounded memory), then readRows() quantises each window it reads.
+//
+// Several inputs are mosaicked with GDALBuildVRT (in memory, nothing written); tSrs reprojects
+// with GDAL's warper (GDALAutoCreateWarpedVRT, bilinear). Not thread-safe: one reader per thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "demio/dem_io.h"
+
+namespace demio {
+
+struct SourceOptions {
+  ReadOptions read;   // band, quantStep, expandGreyPalette
+  std::string tSrs;   // target SRS (anything OSRSetFromUserInput takes); empty = keep the grid
+  // Called during open()'s range pass with a fraction 0..1; return false to cancel.
+  std::function<bool(double)> progress;
+};
+
+class DemSource {
+ public:
+  DemSource() = default;
+  ~DemSource();
+  DemSource(const DemSource&) = delete;
+  DemSource& operator=(const DemSource&) = delete;
+
+  // Opens (and mosaics / warps) the inputs. Everything of Dem except `samples` is filled in
+  // info(); for quantised sources info().quant is final after open(). One-line error on failure.
+  bool open(const std::vector<std::string>& paths, const SourceOptions& options,
+            std::string& error);
+  void close();
+
+  const Dem& info() const { return info_; }  // samples is empty
+  int width() const { return info_.width; }
+  int height() const { return info_.height; }
+  std::string verticalUnits() const { return units_; }
+  double bandScale() const { return scale_; }    // GDAL band scale (1 when unset)
+  double bandOffset() const { return offset_; }  // GDAL band offset (0 when unset)
+
+  // Reads rows [y0, y0 + rows) into out (rows * width samples, stride width). If valid is not
+  // null it receives 1 for samples that hold data, 0 for nodata/NaN/masked ones.
+  bool readRows(int y0, int rows, uint16_t* out, uint8_t* valid, std::string& error);
+  // Largest |value - dequantised sample| seen so far by readRows() (quantised sources).
+  double measuredQuantError() const { return measured_; }
+
+ private:
+  void* ds_ = nullptr;      // GDALDatasetH actually read (VRT / warped VRT / the file)
+  std::vector<void*> owned_;  // datasets to close, in reverse order
+  void* band_ = nullptr;
+  void* maskBand_ = nullptr;
+  int gdalType_ = 0;
+  bool signedByte_ = false;
+  uint16_t lut_[256] = {};
+  Dem info_;
+  std::string units_;
+  double scale_ = 1, offset_ = 0, measured_ = 0;
+  std::vector<double> values_;
+  std::vector<uint8_t> mask_, bytes_;
+};
+
+}  // namespace demio

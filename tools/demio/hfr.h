@@ -1,0 +1,27 @@
+// hfr.h - ".hfr": a tiny GDAL-free raw raster container for demio::Dem.
+//
+// Lets binaries built without GDAL (HF_WITH_GDAL=OFF, e.g. for the GPU machine, which has no
+// GDAL) read the same samples a GDAL build read: `hfbench dump INPUT... -o DIR` writes one .hfr
+// per input; demio::readDem() reads a path ending in ".hfr" with this code in both builds.
+//
+// Layout (little-endian): 64-byte header, then width * height uint16 samples, row-major.
+//   0  char[4] "HFR1"        4  u32 header bytes (64)   8  i32 width   12 i32 height
+//   16 u8 SampleType (0 UInt16, 1 Int16)   17 u8 hasNodata   18 u8 nodataInSamples
+//   19 u8 quant.applied      20 u16 nodataSample        22 u16 reserved (0)
+//   24 f64 nodata            32 f64 quant.step          40 f64 quant.offset
+//   48 f64 quant.maxError    56 u64 nodataCount
+#pragma once
+
+#include <string>
+
+#include "demio/dem_io.h"
+
+namespace demio {
+
+bool isHfrPath(const std::string& path);  // ends in ".hfr" (case-insensitive)
+bool readHfr(const std::string& path, Dem& out, std::string& error);
+bool writeHfr(const std::string& path, const Dem& dem, std::string& error);
+// Copies rows [y0, y0 + h) and columns [x0, x0 + w) of `dem` (clamped to the raster) into `out`.
+void cropDem(const Dem& dem, int x0, int y0, int w, int h, Dem& out);
+
+}  // namespace demio

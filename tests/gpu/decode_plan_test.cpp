@@ -68,7 +68,8 @@ void emulate(const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>&
     if (residuals)
       for (int e = 0; e < ad.count; ++e) {
         const uint8_t pos = reinterpret_cast<const uint8_t*>(s)[ad.posByte + uint32_t(e)];
-        int64_t c = int64_t(unzig(fieldAt(s, uint64_t(ad.highBit) + uint64_t(e) * p.highBits, p.highBits) + 1u)) << ad.bits;
+        int64_t c = int64_t(unzig(fieldAt(s, uint64_t(ad.highBit) + uint64_t(e) * p.highBits, p.highBits) + 1u)) *
+                    (int64_t(1) << ad.bits);
         c = std::clamp<int64_t>(c, -(1 << 18), 1 << 18);
         corr[pos] = int32_t(c);
       }

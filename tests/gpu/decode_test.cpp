@@ -199,13 +199,24 @@ void checkSurface(const std::vector<Item>& items, DecodeMode mode) {
     std::vector<uint16_t> out;
     EXPECT_EQ(hftest::statusName(st[i]), hftest::statusName(cpuDecode(items[i], hfgpu::toLayers(mode), out)));
   }
+  // A patch the CPU rejects has unspecified contents: an OutOfRange stream is written clamped,
+  // and in Refine mode the layer-1 pass has already written any stream valid at layer 1.
+  std::vector<std::vector<uint8_t>> unspecified;
+  for (int s = 0; s < surfaces; ++s) unspecified.emplace_back(expected[size_t(s)].size(), 0);
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::vector<uint16_t> out;
+    if (cpuDecode(items[i], hfgpu::toLayers(mode), out) == Status::Ok) continue;
+    for (int y = 0; y < items[i].height; ++y)
+      for (int x = 0; x < items[i].width; ++x)
+        unspecified[pl[i].surface][size_t(pl[i].y + y) * size_t(sw) + size_t(pl[i].x + x)] = 1;
+  }
   for (int s = 0; s < surfaces; ++s) {
     std::vector<uint16_t> got(expected[size_t(s)].size());
     arrays[size_t(s)].downloadAsync(got.data(), size_t(sw), stream);
     stream.synchronize();
     size_t bad = 0;
     for (size_t k = 0; k < got.size(); ++k)
-      if (got[k] != expected[size_t(s)][k] && bad++ < 5)
+      if (!unspecified[size_t(s)][k] && got[k] != expected[size_t(s)][k] && bad++ < 5)
         ADD_FAILURE() << "surface " << s << " texel (" << k % size_t(sw) << ", " << k / size_t(sw)
                       << ") expected " << expected[size_t(s)][k] << " got " << got[k];
     EXPECT_EQ(bad, 0u);

@@ -1,0 +1,177 @@
+// archive.h - the .hfa tile archive: header, tile index, payloads (spec: docs/archive.md).
+//
+// An archive holds a pyramid of square tiles of p x p 16-bit samples, p = 2^n + 1. Level 0 is
+// the source grid; level L+1 keeps every second sample of level L. Tile (L, x, y) covers level-L
+// samples [x (p-1), x (p-1) + p - 1] x [y (p-1), y (p-1) + p - 1]; neighbours share an edge.
+//
+// Contract:
+// - ArchiveReader validates the header, the level table and the whole tile index (ranges,
+//   order, payload bounds, checksums of header and index) in open(); after that, every
+//   accessor is const and may be called from many threads at once. Payloads are checked
+//   (CRC32) each time they are fetched: a corrupt or truncated archive gives a one-line error
+//   naming the tile, never a crash.
+// - ArchiveWriter writes to "<path>.tmp.XXXXXX" in the same folder and renames it onto <path>
+//   only in finish(); any failure (or destruction before finish()) removes the temporary file,
+//   so no file that looks valid is left behind by an interrupted or failed pack.
+// - Nothing here throws except std::bad_alloc; errors are returned as one-line strings
+//   (no "Error:" prefix, no trailing newline).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codec/hfpac.h"
+
+namespace hfa {
+
+constexpr uint32_t kMagic = 0x52414648u;  // bytes 'H','F','A','R'
+constexpr uint16_t kVersion = 1;
+constexpr uint32_t kHeaderBytes = 256;   // fixed header size (docs/archive.md, "Header")
+constexpr uint32_t kEntryFixedBytes = 40;  // index entry without its error array
+constexpr int kMinTileLog = 1, kMaxTileLog = 12;  // p = 3 .. 4097
+constexpr int kMaxLevels = 32;
+
+enum class Codec : uint8_t { Raw = 0, Hfpac = 1, HfpacRbuc = 2 };
+const char* codecName(Codec c);                      // "raw", "hfpac", "hfpac+rbuc"
+bool parseCodec(const std::string& s, Codec& c);     // accepts the names above
+
+// Header flags.
+enum : uint32_t {
+  kFlagGeoTransform = 1u << 0,  // geoTransform is meaningful
+  kFlagGeographic = 1u << 1,    // the CRS is geographic (degrees); spacing is metres at centre
+  kFlagNodataKept = 1u << 2,    // nodata samples are stored as `nodata` (--nodata keep)
+  kFlagNodataFilled = 1u << 3,  // nodata samples were filled by interpolation (--nodata fill)
+  kFlagQuantised = 1u << 4,     // source was float/wide int, quantised with verticalScale
+  kFlagSpacingKnown = 1u << 5,  // spacingX/Y are metres (else sample units)
+};
+
+// Tile flags (index entry).
+enum : uint16_t {
+  kTileFilled = 1u << 0,   // some samples of this tile were filled (not in the source)
+  kTileHasNodata = 1u << 1,  // some samples equal the nodata value (--nodata keep)
+};
+
+struct Header {
+  uint32_t flags = 0;
+  int tileLog = 7;                  // n: p = 2^n + 1
+  int levels = 1;
+  Codec codec = Codec::Hfpac;
+  hfpac::SampleType sampleType = hfpac::SampleType::Int16;
+  uint32_t width = 0, height = 0;   // level-0 data extent in samples (before padding)
+  uint16_t nodata = 0;              // nodata bit pattern (valid with kFlagNodataKept/Filled)
+  double geoTransform[6] = {0, 1, 0, 0, 0, 1};  // GDAL order, level-0 pixel-is-area
+  double spacingX = 1, spacingY = 1;  // level-0 sample spacing in metres (see kFlagSpacingKnown)
+  double verticalScale = 1, verticalOffset = 0;  // height = offset + scale * sample
+  double quantError = 0;            // bound on |height - source value| (0 = lossless)
+  uint64_t filledSamples = 0;       // level-0 samples filled by --nodata fill
+  uint64_t sourceValidSamples = 0;  // level-0 samples that were valid in the source
+  std::string crsWkt;               // empty = unknown
+  std::string verticalUnits;        // e.g. "m"; empty = unknown (assume metres)
+  std::string codecOptions;         // free text, e.g. "segment=9 bits=auto" (informational)
+
+  int tileSize() const { return (1 << tileLog) + 1; }
+  // Tiles per side of level L: max(1, ceil((extent - 1) / ((p - 1) 2^L))).
+  uint32_t tilesX(int level) const;
+  uint32_t tilesY(int level) const;
+  // Levels until one tile covers everything, for this extent and tile size.
+  static int naturalLevels(uint32_t width, uint32_t height, int tileLog);
+};
+
+struct TileEntry {
+  uint8_t level = 0;
+  Codec codec = Codec::Hfpac;
+  uint16_t flags = 0;
+  uint32_t x = 0, y = 0;
+  uint32_t size = 0;        // payload bytes
+  uint64_t offset = 0;      // payload position in the file
+  uint32_t crc = 0;         // CRC-32 (zlib) of the payload
+  int32_t minSample = 0, maxSample = 0;  // sample values (signed for Int16), nodata excluded
+  uint32_t filled = 0;      // samples of this tile that were filled
+  std::vector<float> lodError;  // n + 1 values, in sample units (docs/archive.md, "LOD error")
+};
+
+// Per-tile statistics computed from the tile's samples (what the index stores besides the
+// payload fields). `samples` is p x p, stride p, bit patterns of `type`.
+struct TileStats {
+  int32_t minSample = 0, maxSample = 0;
+  bool hasNodata = false;
+  std::vector<float> lodError;
+};
+void computeTileStats(const uint16_t* samples, int tileLog, hfpac::SampleType type,
+                      bool hasNodata, uint16_t nodata, TileStats& out);
+
+// The LOD error of one reduction step k (docs/archive.md): max |h - interpolation over the
+// 2^k grid's 4-8 triangles| over all samples of the tile. Exposed for tests and the renderer.
+float lodErrorAtStep(const uint16_t* samples, int tileLog, hfpac::SampleType type, int k);
+
+uint32_t crc32(const uint8_t* data, size_t size);
+
+class ArchiveWriter {
+ public:
+  ArchiveWriter() = default;
+  ~ArchiveWriter();  // abort()s an unfinished archive
+  ArchiveWriter(const ArchiveWriter&) = delete;
+  ArchiveWriter& operator=(const ArchiveWriter&) = delete;
+
+  // Creates the temporary file and reserves room for at most maxTiles index entries.
+  bool open(const std::string& path, const Header& header, size_t maxTiles, std::string& error);
+  // Appends one payload. Not thread-safe: callers serialise. entry.offset/size/crc/codec are
+  // filled here; the other fields are the caller's.
+  bool addTile(TileEntry entry, const uint8_t* payload, size_t size, std::string& error);
+  // Header fields that are only known at the end (filled counts, quantError) may be updated.
+  Header& header() { return header_; }
+  // Sorts and writes the index, the header, fsyncs and renames onto the final path.
+  bool finish(std::string& error);
+  // Removes the temporary file (idempotent).
+  void abort();
+  uint64_t payloadBytes() const { return payloadEnd_ - payloadStart_; }
+
+ private:
+  bool writeAt(uint64_t offset, const void* data, size_t size, std::string& error);
+  std::string path_, tmpPath_;
+  int fd_ = -1;
+  Header header_;
+  size_t maxTiles_ = 0;
+  uint64_t payloadStart_ = 0, payloadEnd_ = 0;
+  std::vector<TileEntry> entries_;
+};
+
+class ArchiveReader {
+ public:
+  ArchiveReader() = default;
+  ~ArchiveReader();
+  ArchiveReader(const ArchiveReader&) = delete;
+  ArchiveReader& operator=(const ArchiveReader&) = delete;
+
+  // Maps the file and validates header, strings, level table and index.
+  bool open(const std::string& path, std::string& error);
+  void close();
+
+  const Header& header() const { return header_; }
+  const std::vector<TileEntry>& tiles() const { return entries_; }  // sorted by (level, y, x)
+  // Index of tile (level, x, y) in tiles(), or -1 when absent. O(log tiles of that level).
+  long find(int level, uint32_t x, uint32_t y) const;
+  // First index and count of the level's tiles in tiles().
+  void levelRange(int level, size_t& first, size_t& count) const;
+  uint64_t fileSize() const { return size_; }
+
+  // Payload bytes of a tile after checking bounds and CRC. Pointers stay valid until close().
+  bool payload(size_t tile, const uint8_t*& data, size_t& size, std::string& error) const;
+  // Decodes a tile into dst (p * p samples, stride p). Thread-safe.
+  bool decodeTile(size_t tile, uint16_t* dst, std::string& error,
+                  hfpac::Layers layers = hfpac::Layers::All) const;
+  // "tile (L2, x3, y5)" for messages.
+  std::string tileName(size_t tile) const;
+
+ private:
+  std::string path_;
+  const uint8_t* map_ = nullptr;
+  uint64_t size_ = 0;
+  Header header_;
+  std::vector<TileEntry> entries_;
+  std::vector<size_t> levelFirst_;  // levels + 1 entries
+};
+
+}  // namespace hfa

@@ -1,0 +1,279 @@
+// reader.cpp - ArchiveReader: mmap, up-front validation of header, strings and index; payload
+// access with bounds and CRC checks. Every check is against the file's real size, so a
+// truncated or bit-flipped archive gives a message, never an out-of-bounds read.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "archive/archive.h"
+#include "archive/format.h"
+
+namespace hfa {
+
+using namespace detail;
+
+ArchiveReader::~ArchiveReader() { close(); }
+
+void ArchiveReader::close() {
+  if (map_) ::munmap(const_cast<uint8_t*>(map_), size_t(size_));
+  map_ = nullptr;
+  size_ = 0;
+  entries_.clear();
+  levelFirst_.clear();
+  header_ = Header();
+}
+
+std::string ArchiveReader::tileName(size_t tile) const {
+  if (tile >= entries_.size()) return "tile #" + std::to_string(tile);
+  const TileEntry& e = entries_[tile];
+  return "tile (L" + std::to_string(e.level) + ", x" + std::to_string(e.x) + ", y" +
+         std::to_string(e.y) + ")";
+}
+
+namespace {
+std::string entryName(const TileEntry& e) {
+  return "tile (L" + std::to_string(e.level) + ", x" + std::to_string(e.x) + ", y" +
+         std::to_string(e.y) + ")";
+}
+bool readString(const uint8_t* p, uint64_t size, uint64_t& pos, std::string& s) {
+  if (size - pos < 4) return false;
+  const uint32_t len = get32(p + pos);
+  pos += 4;
+  if (size - pos < len) return false;
+  s.assign(reinterpret_cast<const char*>(p + pos), len);
+  pos += len;
+  return true;
+}
+}  // namespace
+
+bool ArchiveReader::open(const std::string& path, std::string& error) {
+  close();
+  path_ = path;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = std::strerror(errno);
+    return false;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    error = "not a regular file";
+    ::close(fd);
+    return false;
+  }
+  if (uint64_t(st.st_size) < kHeaderBytes) {
+    ::close(fd);
+    error = "not an hfpack archive: " + std::to_string(st.st_size) + " bytes is shorter than the " +
+            std::to_string(kHeaderBytes) + "-byte header";
+    return false;
+  }
+  void* m = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) {
+    error = std::string("mmap failed: ") + std::strerror(errno);
+    return false;
+  }
+  map_ = static_cast<const uint8_t*>(m);
+  size_ = uint64_t(st.st_size);
+  auto fail = [&](const std::string& msg) {
+    close();
+    error = msg;
+    return false;
+  };
+
+  const uint8_t* h = map_;
+  if (get32(h + kOffMagic) != kMagic) return fail("not an hfpack archive (bad magic)");
+  const uint16_t version = get16(h + kOffVersion);
+  if (version == 0 || version > kVersion)
+    return fail("unsupported archive version " + std::to_string(version) + " (this build reads " +
+                std::to_string(kVersion) + ")");
+  if (get16(h + kOffHeaderBytes) != kHeaderBytes) return fail("corrupt header (header size)");
+  if (crc32(h, kOffHeaderCrc) != get32(h + kOffHeaderCrc))
+    return fail("corrupt header (checksum mismatch)");
+
+  Header& hd = header_;
+  hd.flags = get32(h + kOffFlags);
+  hd.tileLog = h[kOffTileLog];
+  hd.levels = h[kOffLevels];
+  const uint8_t codec = h[kOffCodec];
+  const uint8_t type = h[kOffSampleType];
+  hd.width = get32(h + kOffWidth);
+  hd.height = get32(h + kOffHeight);
+  hd.nodata = get16(h + kOffNodata);
+  for (int i = 0; i < 6; ++i) hd.geoTransform[i] = getF64(h + kOffGeo + 8 * i);
+  hd.spacingX = getF64(h + kOffSpacingX);
+  hd.spacingY = getF64(h + kOffSpacingY);
+  hd.verticalScale = getF64(h + kOffVScale);
+  hd.verticalOffset = getF64(h + kOffVOffset);
+  hd.quantError = getF64(h + kOffQuantError);
+  hd.filledSamples = get64(h + kOffFilled);
+  hd.sourceValidSamples = get64(h + kOffValid);
+  if (hd.tileLog < kMinTileLog || hd.tileLog > kMaxTileLog)
+    return fail("corrupt header (tile size 2^" + std::to_string(hd.tileLog) + "+1)");
+  if (hd.levels < 1 || hd.levels > kMaxLevels)
+    return fail("corrupt header (" + std::to_string(hd.levels) + " levels)");
+  if (codec == uint8_t(Codec::HfpacRbuc))
+    return fail("codec hfpac+rbuc is reserved and not supported by this build");
+  if (codec > uint8_t(Codec::Hfpac)) return fail("unknown codec " + std::to_string(codec));
+  hd.codec = Codec(codec);
+  if (type > 1) return fail("corrupt header (sample type " + std::to_string(type) + ")");
+  hd.sampleType = hfpac::SampleType(type);
+  if (hd.width < 1 || hd.height < 1 || hd.width > (1u << 30) || hd.height > (1u << 30))
+    return fail("corrupt header (extent " + std::to_string(hd.width) + " x " +
+                std::to_string(hd.height) + ")");
+  if (!(std::isfinite(hd.verticalScale) && hd.verticalScale > 0 && std::isfinite(hd.verticalOffset)))
+    return fail("corrupt header (vertical scale/offset)");
+  const uint32_t eb = get32(h + kOffEntryBytes);
+  if (eb != entryBytes(hd.tileLog)) return fail("corrupt header (index entry size)");
+
+  const uint64_t file_size = get64(h + kOffFileSize);
+  const uint64_t strings_offset = get64(h + kOffStringsOffset);
+  const uint32_t strings_bytes = get32(h + kOffStringsBytes);
+  const uint32_t tile_count = get32(h + kOffTileCount);
+  const uint64_t index_offset = get64(h + kOffIndexOffset);
+  const uint32_t capacity = get32(h + kOffIndexCapacity);
+  const uint64_t payload_offset = get64(h + kOffPayloadOffset);
+  const uint64_t payload_bytes = get64(h + kOffPayloadBytes);
+  // Layout: header | strings | index (capacity entries) | payloads; all within file_size.
+  if (strings_offset != kHeaderBytes || index_offset != strings_offset + strings_bytes ||
+      tile_count > capacity || index_offset + uint64_t(capacity) * eb > payload_offset ||
+      payload_offset > file_size || payload_bytes != file_size - payload_offset)
+    return fail("corrupt header (section offsets)");
+  const uint64_t index_end = index_offset + uint64_t(tile_count) * eb;
+  if (index_end > size_)
+    return fail("truncated: the file has " + std::to_string(size_) + " of " +
+                std::to_string(file_size) + " bytes, the tile index is incomplete");
+  if (crc32(map_ + strings_offset, size_t(index_end - strings_offset)) != get32(h + kOffIndexCrc))
+    return fail("corrupt tile index (checksum mismatch)");
+
+  uint64_t pos = strings_offset;
+  const uint64_t strings_end = strings_offset + strings_bytes;
+  if (!readString(map_, strings_end, pos, hd.crsWkt) ||
+      !readString(map_, strings_end, pos, hd.verticalUnits) ||
+      !readString(map_, strings_end, pos, hd.codecOptions))
+    return fail("corrupt header strings");
+
+  entries_.resize(tile_count);
+  levelFirst_.assign(size_t(hd.levels) + 1, 0);
+  const size_t raw_size = size_t(hd.tileSize()) * size_t(hd.tileSize()) * 2;
+  for (uint32_t i = 0; i < tile_count; ++i) {
+    TileEntry& e = entries_[i];
+    readEntry(map_ + index_offset + uint64_t(i) * eb, hd.tileLog, e);
+    const std::string name = entryName(e);
+    if (e.level >= hd.levels) return fail(name + ": level beyond the archive's levels");
+    if (e.x >= hd.tilesX(e.level) || e.y >= hd.tilesY(e.level))
+      return fail(name + ": outside the level's tile grid");
+    if (i > 0) {
+      const TileEntry& a = entries_[i - 1];
+      const bool ordered = a.level != e.level ? a.level < e.level
+                           : a.y != e.y       ? a.y < e.y
+                                              : a.x < e.x;
+      if (!ordered) return fail(name + ": tile index not sorted by (level, y, x)");
+    }
+    if (e.codec == Codec::HfpacRbuc)
+      return fail(name + ": codec hfpac+rbuc is reserved and not supported by this build");
+    if (e.codec != Codec::Raw && e.codec != Codec::Hfpac)
+      return fail(name + ": unknown codec " + std::to_string(int(e.codec)));
+    if (e.codec == Codec::Raw && e.size != raw_size) return fail(name + ": raw payload size");
+    if (e.offset < payload_offset || e.offset > file_size || e.size > file_size - e.offset)
+      return fail(name + ": payload outside the payload area");
+    if (e.minSample > e.maxSample) return fail(name + ": min height above max height");
+    for (float v : e.lodError)
+      if (!(std::isfinite(v) && v >= 0.f)) return fail(name + ": invalid LOD error");
+    levelFirst_[size_t(e.level) + 1] = i + 1;
+  }
+  for (size_t l = 1; l < levelFirst_.size(); ++l)
+    levelFirst_[l] = std::max(levelFirst_[l], levelFirst_[l - 1]);
+
+  if (size_ != file_size) {
+    if (size_ > file_size)
+      return fail("corrupt: " + std::to_string(size_ - file_size) +
+                  " unexpected bytes after the end of the archive");
+    // Name the first tile that the truncation cut off.
+    size_t cut = 0, first = entries_.size();
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].offset + entries_[i].size > size_) {
+        ++cut;
+        if (first == entries_.size()) first = i;
+      }
+    std::string msg = "truncated: the file has " + std::to_string(size_) + " of " +
+                      std::to_string(file_size) + " bytes";
+    if (cut > 0) {
+      msg += "; " + entryName(entries_[first]) + " lies past the end";
+      if (cut > 1) msg += " (and " + std::to_string(cut - 1) + " more tiles)";
+    }
+    return fail(msg);
+  }
+  return true;
+}
+
+void ArchiveReader::levelRange(int level, size_t& first, size_t& count) const {
+  if (level < 0 || level >= header_.levels || levelFirst_.empty()) {
+    first = count = 0;
+    return;
+  }
+  first = levelFirst_[size_t(level)];
+  count = levelFirst_[size_t(level) + 1] - first;
+}
+
+long ArchiveReader::find(int level, uint32_t x, uint32_t y) const {
+  size_t first, count;
+  levelRange(level, first, count);
+  auto begin = entries_.begin() + long(first), end = begin + long(count);
+  auto it = std::lower_bound(begin, end, std::make_pair(y, x),
+                             [](const TileEntry& e, const std::pair<uint32_t, uint32_t>& k) {
+                               return e.y != k.first ? e.y < k.first : e.x < k.second;
+                             });
+  if (it == end || it->x != x || it->y != y) return -1;
+  return long(it - entries_.begin());
+}
+
+bool ArchiveReader::payload(size_t tile, const uint8_t*& data, size_t& size,
+                            std::string& error) const {
+  if (tile >= entries_.size()) {
+    error = "tile #" + std::to_string(tile) + " does not exist";
+    return false;
+  }
+  const TileEntry& e = entries_[tile];
+  data = map_ + e.offset;  // bounds validated in open()
+  size = e.size;
+  if (crc32(data, size) != e.crc) {
+    error = tileName(tile) + ": checksum mismatch (corrupt payload)";
+    return false;
+  }
+  return true;
+}
+
+bool ArchiveReader::decodeTile(size_t tile, uint16_t* dst, std::string& error,
+                               hfpac::Layers layers) const {
+  const uint8_t* data;
+  size_t size;
+  if (!payload(tile, data, size, error)) return false;
+  const int p = header_.tileSize();
+  const size_t n = size_t(p) * size_t(p);
+  const TileEntry& e = entries_[tile];
+  if (e.codec == Codec::Raw) {
+    for (size_t i = 0; i < n; ++i) dst[i] = get16(data + 2 * i);
+    return true;
+  }
+  hfpac::PatchInfo info;
+  hfpac::Status s = hfpac::readInfo(data, size, info);
+  if (s == hfpac::Status::Ok &&
+      (info.width != p || info.height != p || info.type != header_.sampleType)) {
+    error = tileName(tile) + ": patch geometry or sample type disagrees with the header";
+    return false;
+  }
+  if (s == hfpac::Status::Ok) s = hfpac::decode(data, size, dst, size_t(p), n, layers);
+  if (s != hfpac::Status::Ok) {
+    error = tileName(tile) + ": " + hfpac::statusMessage(s);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace hfa

@@ -1,0 +1,86 @@
+// hfpack.h - the packer as a library: pack GDAL rasters into a .hfa archive, describe an
+// archive, verify one (optionally against its source). The command line (main.cpp) is a thin
+// wrapper; tests call these functions directly.
+//
+// Contract: every function returns false with a one-line `error` (no "Error:" prefix) on
+// failure and never leaves an output file behind (see hfa::ArchiveWriter). Text reports go to
+// the `out` stream given in the options (stdout by default); nothing else is printed.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "archive/archive.h"
+
+namespace hfpack {
+
+// Progress: fraction 0..1 and a short message; return false to cancel.
+using Progress = std::function<bool(double, const char*)>;
+
+struct PackOptions {
+  std::vector<std::string> inputs;
+  std::string output;
+  int patch = 129;             // p = 2^n + 1
+  int segment = 9;             // codec segment m (5, 9, 17, 33; 0 = try all)
+  int bits = -1;               // -1 = auto, else 0..16
+  hfa::Codec codec = hfa::Codec::Hfpac;
+  int levels = 0;              // 0 = until one tile covers everything
+  double verticalScale = 0;    // quantisation step for float/wide sources; 0 = finest that fits
+  bool fillNodata = true;      // --nodata fill (default) or keep
+  int threads = 0;             // 0 = all cores
+  std::string device = "cpu";  // cpu | cuda
+  std::string tSrs;            // reproject with GDAL's warper
+  int band = 1;
+  Progress progress;           // may be empty
+  FILE* out = stdout;          // summary (nullptr = silent)
+};
+
+struct LevelSummary {
+  uint64_t tiles = 0, rawBytes = 0, payloadBytes = 0;
+};
+
+struct PackResult {
+  int width = 0, height = 0, levels = 0, tileSize = 0;
+  uint64_t tiles = 0, rawBytes = 0, payloadBytes = 0, fileBytes = 0;
+  uint64_t layerBytes[3] = {0, 0, 0};  // hfpac layer 1/2/3 bytes over all tiles
+  uint64_t filledSamples = 0, validSamples = 0, sourceSamples = 0;
+  double seconds = 0;
+  long peakRssKiB = 0;
+  double quantError = 0;
+  std::vector<LevelSummary> perLevel;
+};
+
+bool pack(const PackOptions& options, PackResult& result, std::string& error);
+
+// `hfpack info`: header, levels, tile counts, ratios, b histogram.
+bool info(const std::string& archive, FILE* out, std::string& error);
+
+struct VerifyOptions {
+  std::string archive;
+  std::vector<std::string> sources;  // empty = checksums and decoding only
+  std::string tSrs;
+  int band = 1;
+  int threads = 0;
+  Progress progress;
+  FILE* out = stdout;
+};
+
+struct VerifyResult {
+  uint64_t tiles = 0, badTiles = 0, comparedSamples = 0, mismatches = 0;
+  uint64_t missingTiles = 0, extraTiles = 0;
+  double maxHeightError = 0;  // quantised sources: largest |height - source value|
+};
+
+// Returns false with an error for an archive that cannot be opened or a source that cannot be
+// read; a readable archive with bad tiles or mismatches returns true with counts in `result`
+// (the caller decides the exit status: ok() below).
+bool verify(const VerifyOptions& options, VerifyResult& result, std::string& error);
+inline bool ok(const VerifyResult& r) {
+  return r.badTiles == 0 && r.mismatches == 0 && r.missingTiles == 0 && r.extraTiles == 0;
+}
+
+}  // namespace hfpack

@@ -1,0 +1,171 @@
+// main.cpp - the hfpack command line (a thin wrapper around hfpack.h).
+//
+//   hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N] [--codec hfpac|raw]
+//          [--levels N] [--vertical-scale M] [--nodata fill|keep] [--threads N]
+//          [--device cpu|cuda] [--band B] [--t_srs SRS] [--config KEY VALUE] [-q]
+//   hfpack info ARCHIVE
+//   hfpack verify ARCHIVE [--source INPUT...] [--threads N] [--config KEY VALUE] [-q]
+//
+// Errors: one line starting "Error:", exit status 1, no output file left behind.
+#include <cpl_conv.h>
+#include <gdal.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hfpack.h"
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+void onSignal(int) { g_interrupted = true; }
+
+const char* kUsage =
+    "Usage: hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]\n"
+    "              [--codec hfpac|raw] [--levels N] [--vertical-scale M] [--nodata fill|keep]\n"
+    "              [--threads N] [--device cpu|cuda] [--band B] [--t_srs SRS]\n"
+    "              [--config KEY VALUE] [-q]\n"
+    "       hfpack info ARCHIVE\n"
+    "       hfpack verify ARCHIVE [--source INPUT...] [--threads N] [-q]\n";
+
+int fail(const std::string& msg) {
+  fprintf(stderr, "Error: %s\n", msg.c_str());
+  return 1;
+}
+
+bool parseInt(const char* s, int& v) {
+  char* end = nullptr;
+  errno = 0;
+  const long x = std::strtol(s, &end, 10);
+  if (!*s || *end || errno || x < -1000000000L || x > 1000000000L) return false;
+  v = int(x);
+  return true;
+}
+
+bool parseDouble(const char* s, double& v) {
+  char* end = nullptr;
+  v = std::strtod(s, &end);
+  return *s && !*end;
+}
+
+hfpack::Progress makeProgress(bool quiet) {
+  if (quiet)
+    return [](double, const char*) { return !g_interrupted.load(); };
+  return [](double f, const char*) {
+    GDALTermProgress(f, nullptr, nullptr);
+    return !g_interrupted.load();
+  };
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+#ifdef SIGXFSZ
+  std::signal(SIGXFSZ, SIG_IGN);  // a file size limit becomes a write error (EFBIG), not a kill
+#endif
+  // Bounded memory: GDAL's block cache defaults to 5 % of RAM; 16 MiB is plenty for the row
+  // bands hfpack reads (--config GDAL_CACHEMAX N or the environment override it).
+  if (!CPLGetConfigOption("GDAL_CACHEMAX", nullptr)) CPLSetConfigOption("GDAL_CACHEMAX", "16");
+  if (argc < 2) return fail("no input (hfpack --help for the usage)");
+  const std::string cmd = argv[1];
+  if (cmd == "-h" || cmd == "--help") {
+    fputs(kUsage, stdout);
+    return 0;
+  }
+  bool quiet = false;
+  std::vector<std::string> positional;
+  hfpack::PackOptions po;
+  hfpack::VerifyOptions vo;
+  bool in_sources = false;
+  const int start = (cmd == "info" || cmd == "verify") ? 2 : 1;
+  for (int i = start; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto need = [&](int count) {
+      if (i + count >= argc) {
+        fail("option " + a + " needs " + (count == 1 ? std::string("a value") : std::to_string(count) + " values"));
+        std::exit(1);
+      }
+    };
+    auto intArg = [&](int& v) {
+      need(1);
+      if (!parseInt(argv[++i], v)) {
+        fail("option " + a + ": not an integer: " + argv[i]);
+        std::exit(1);
+      }
+    };
+    if (a == "-q" || a == "--quiet") quiet = true;
+    else if (a == "-o") { need(1); po.output = argv[++i]; in_sources = false; }
+    else if (a == "--patch") intArg(po.patch);
+    else if (a == "--segment") {
+      need(1);
+      if (std::strcmp(argv[i + 1], "auto") == 0) { po.segment = 0; ++i; }
+      else intArg(po.segment);
+    } else if (a == "--bits") {
+      need(1);
+      if (std::strcmp(argv[i + 1], "auto") == 0) { po.bits = -1; ++i; }
+      else {
+        intArg(po.bits);
+        if (po.bits < 0) return fail("--bits must be auto or 0..16");
+      }
+    } else if (a == "--codec") {
+      need(1);
+      if (!hfa::parseCodec(argv[++i], po.codec)) return fail(std::string("--codec ") + argv[i] + ": must be hfpac, hfpac+rbuc or raw");
+    } else if (a == "--levels") {
+      intArg(po.levels);
+      if (po.levels < 1) return fail("--levels must be at least 1");
+    } else if (a == "--vertical-scale") {
+      need(1);
+      if (!parseDouble(argv[++i], po.verticalScale) || !(po.verticalScale > 0))
+        return fail(std::string("--vertical-scale ") + argv[i] + ": must be a positive number");
+    } else if (a == "--nodata") {
+      need(1);
+      const std::string v = argv[++i];
+      if (v == "fill") po.fillNodata = true;
+      else if (v == "keep") po.fillNodata = false;
+      else return fail("--nodata " + v + ": must be fill or keep");
+    } else if (a == "--threads") {
+      intArg(po.threads);
+      if (po.threads < 0) return fail("--threads must be >= 0");
+      vo.threads = po.threads;
+    } else if (a == "--device") { need(1); po.device = argv[++i]; }
+    else if (a == "--band") { intArg(po.band); vo.band = po.band; }
+    else if (a == "--t_srs") { need(1); po.tSrs = argv[++i]; vo.tSrs = po.tSrs; }
+    else if (a == "--config") { need(2); CPLSetConfigOption(argv[i + 1], argv[i + 2]); i += 2; }
+    else if (a == "--source") {
+      if (cmd != "verify") return fail("--source is an option of hfpack verify");
+      in_sources = true;
+    } else if (a.size() > 1 && a[0] == '-' && a != "-") return fail("unknown option " + a);
+    else if (in_sources) vo.sources.push_back(a);
+    else positional.push_back(a);
+  }
+
+  std::string error;
+  if (cmd == "info") {
+    if (positional.size() != 1) return fail("hfpack info takes one archive");
+    if (!hfpack::info(positional[0], stdout, error)) return fail(positional[0] + ": " + error);
+    return 0;
+  }
+  if (cmd == "verify") {
+    if (positional.size() != 1) return fail("hfpack verify takes one archive (and --source INPUT...)");
+    vo.archive = positional[0];
+    vo.progress = makeProgress(quiet);
+    hfpack::VerifyResult vr;
+    if (!hfpack::verify(vo, vr, error)) return fail(vo.archive + ": " + error);
+    if (!hfpack::ok(vr)) return fail(vo.archive + ": verification failed");
+    return 0;
+  }
+  po.inputs = positional;
+  if (po.inputs.empty()) return fail("no input raster");
+  po.progress = makeProgress(quiet);
+  po.out = stdout;
+  hfpack::PackResult pr;
+  if (!hfpack::pack(po, pr, error)) return fail(error);
+  return 0;
+}

@@ -1,0 +1,161 @@
+// verify.cpp - hfpack verify: decode every tile (checksums, codec validation), and with a source
+// rebuild the pyramid from it and compare every sample of every level.
+#include <algorithm>
+#include <atomic>
+#include <cinttypes>
+#include <cmath>
+#include <mutex>
+#include <thread>
+
+#include "hfpack.h"
+#include "pyramid.h"
+
+namespace hfpack {
+
+namespace {
+constexpr int kMaxReported = 10;
+}
+
+bool verify(const VerifyOptions& o, VerifyResult& result, std::string& error) {
+  result = VerifyResult();
+  hfa::ArchiveReader r;
+  if (!r.open(o.archive, error)) return false;
+  const hfa::Header& h = r.header();
+  const int p = h.tileSize();
+  const size_t n = size_t(p) * size_t(p);
+  const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  std::mutex mutex;
+  int reported = 0;
+  auto report = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (o.out && reported++ < kMaxReported) fprintf(o.out, "  %s\n", line.c_str());
+  };
+
+  // Pass 1: every tile's checksum and decode.
+  std::vector<uint8_t> good(r.tiles().size(), 0);
+  {
+    std::atomic<size_t> next{0}, done{0};
+    std::atomic<uint64_t> bad{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        std::vector<uint16_t> buf(n);
+        for (size_t i; (i = next.fetch_add(1)) < r.tiles().size();) {
+          std::string e;
+          if (r.decodeTile(i, buf.data(), e)) good[i] = 1;
+          else {
+            ++bad;
+            report(e);
+          }
+          ++done;
+        }
+      });
+    for (auto& th : pool) th.join();
+    result.tiles = r.tiles().size();
+    result.badTiles = bad;
+    if (o.progress) o.progress(o.sources.empty() ? 1.0 : 0.2, "decode");
+  }
+  if (o.sources.empty()) {
+    if (o.out)
+      fprintf(o.out, "%s: %" PRIu64 " tiles, %" PRIu64 " bad%s\n", o.archive.c_str(), result.tiles, result.badTiles,
+              result.badTiles ? "" : ": every checksum matches and every tile decodes");
+    return true;
+  }
+
+  // Pass 2: rebuild the pyramid from the source and compare.
+  demio::DemSource source;
+  demio::SourceOptions so;
+  so.read.band = o.band;
+  so.tSrs = o.tSrs;
+  if (!source.open(o.sources, so, error)) return false;
+  if (source.info().quant.applied) {
+    const double step = h.verticalScale / source.bandScale();
+    if (std::fabs(source.info().quant.step - step) > 1e-12 * step) {
+      so.read.quantStep = step;
+      if (!source.open(o.sources, so, error)) return false;
+    }
+  }
+  const demio::Dem& d = source.info();
+  if (uint32_t(d.width) != h.width || uint32_t(d.height) != h.height || d.type != h.sampleType ||
+      d.quant.applied != ((h.flags & hfa::kFlagQuantised) != 0)) {
+    error = "the source (" + std::to_string(d.width) + " x " + std::to_string(d.height) +
+            ") does not match the archive (" + std::to_string(h.width) + " x " + std::to_string(h.height) +
+            ", sample type or quantisation)";
+    return false;
+  }
+  const bool filled = (h.flags & hfa::kFlagNodataFilled) != 0;
+  std::vector<uint8_t> seen(r.tiles().size(), 0);
+  std::atomic<uint64_t> compared{0}, mismatches{0};
+  std::string emit_error;
+  Pyramid pyramid(h.width, h.height, h.tileLog, h.levels, [&](std::vector<Tile>& tiles) {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+      pool.emplace_back([&] {
+        std::vector<uint16_t> dec(n);
+        for (size_t k; (k = next.fetch_add(1)) < tiles.size();) {
+          const Tile& tile = tiles[k];
+          const std::string name = "tile (L" + std::to_string(tile.level) + ", x" + std::to_string(tile.x) +
+                                   ", y" + std::to_string(tile.y) + ")";
+          const long idx = r.find(tile.level, tile.x, tile.y);
+          if (idx < 0) {
+            std::lock_guard<std::mutex> lock(mutex);
+            ++result.missingTiles;
+            if (o.out && reported++ < kMaxReported) fprintf(o.out, "  %s: missing from the archive\n", name.c_str());
+            continue;
+          }
+          seen[size_t(idx)] = 1;
+          if (!good[size_t(idx)]) continue;  // already reported
+          std::string e;
+          if (!r.decodeTile(size_t(idx), dec.data(), e)) continue;
+          uint64_t c = 0, m = 0;
+          size_t first_bad = n;
+          for (size_t i = 0; i < n; ++i) {
+            if (tile.state[i] == kValid || (tile.state[i] == kNodata && !filled)) {
+              ++c;
+              if (dec[i] != tile.samples[i]) {
+                ++m;
+                if (first_bad == n) first_bad = i;
+              }
+            }
+          }
+          compared += c;
+          mismatches += m;
+          if (m)
+            report(name + ": " + std::to_string(m) + " samples differ from the source (first at x" +
+                   std::to_string(first_bad % size_t(p)) + ", y" + std::to_string(first_bad / size_t(p)) + ")");
+        }
+      });
+    for (auto& th : pool) th.join();
+    return true;
+  });
+  Progress sp;
+  if (o.progress) sp = [&](double f, const char*) { return o.progress(0.2 + 0.8 * f, "compare"); };
+  StreamStats ss;
+  if (!streamSource(source, false, pyramid, sp, ss, error)) return false;
+  for (size_t i = 0; i < seen.size(); ++i)
+    if (!seen[i]) {
+      ++result.extraTiles;
+      report(r.tileName(i) + ": in the archive but has no valid source sample");
+    }
+  result.comparedSamples = compared;
+  result.mismatches = mismatches;
+  result.maxHeightError = d.quant.applied ? source.bandScale() * source.measuredQuantError() : 0.0;
+  if (o.out) {
+    fprintf(o.out, "%s: %" PRIu64 " tiles, %" PRIu64 " bad, %" PRIu64 " missing, %" PRIu64 " extra; %" PRIu64
+                   " samples of %d levels compared, %" PRIu64 " mismatches\n",
+            o.archive.c_str(), result.tiles, result.badTiles, result.missingTiles, result.extraTiles,
+            result.comparedSamples, h.levels, result.mismatches);
+    if (ok(result)) {
+      if (d.quant.applied)
+        fprintf(o.out, "within bound: every quantised sample matches; max |height - source| = %.6g <= bound %.6g\n",
+                result.maxHeightError, h.quantError);
+      else
+        fprintf(o.out, "lossless\n");
+    }
+  }
+  if (d.quant.applied && result.maxHeightError > h.quantError * (1 + 1e-9) + 1e-12) ++result.mismatches;
+  return true;
+}
+
+}  // namespace hfpack

@@ -170,14 +170,21 @@ GpuResult runGpu(const PatchSet& set, const CodecBenchOptions& options, const de
 #endif
 }
 
-bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
-              std::vector<uint16_t>& decoded, HfpacResult& result, std::string& error,
-              const LogFn& log) {
-  const size_t count = set.rects.size();
-  Notes notes;
+hfpac::EncodeOptions encodeOptionsFor(const CodecBenchOptions& options, const demio::Dem& dem) {
+  hfpac::EncodeOptions o;
+  o.segment = options.segment;
+  o.bits = options.bits;
+  o.autoMask = options.autoMask;
+  if (options.passNodata && dem.nodataInSamples) {
+    o.hasNodata = true;
+    o.nodata = dem.nodataSample;
+  }
+  return o;
+}
 
-  std::vector<hfpac::PatchIn> ins(count);
-  for (size_t i = 0; i < count; ++i) {
+std::vector<hfpac::PatchIn> patchIns(const PatchSet& set) {
+  std::vector<hfpac::PatchIn> ins(set.rects.size());
+  for (size_t i = 0; i < ins.size(); ++i) {
     const PatchRect& r = set.rects[i];
     ins[i].samples = set.packed.data() + r.offset;
     ins[i].stride = static_cast<size_t>(r.width);
@@ -185,14 +192,60 @@ bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio
     ins[i].height = r.height;
     ins[i].type = set.type;
   }
-  hfpac::EncodeOptions encode_options;
-  encode_options.segment = options.segment;
-  encode_options.bits = options.bits;
-  encode_options.autoMask = options.autoMask;
-  if (options.passNodata && dem.nodataInSamples) {
-    encode_options.hasNodata = true;
-    encode_options.nodata = dem.nodataSample;
+  return ins;
+}
+
+// HFPaC with 2DRBUC residual coding, measured like an anchor: one single-thread encode, the
+// best of `repeat` single-thread decodes, lossless check against the input.
+AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int repeat,
+                       std::vector<uint16_t>& decoded) {
+  AnchorResult a;
+  a.method = "HFPaC, 2DRBUC residuals (EncodeOptions::rbuc), same segment/nodata options";
+  options.rbuc = true;
+  const std::vector<hfpac::PatchIn> ins = patchIns(set);
+  std::vector<std::vector<uint8_t>> streams(ins.size());
+  {
+    Stopwatch watch;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const hfpac::PatchIn& p = ins[i];
+      const hfpac::Status st =
+          hfpac::encode(p.samples, p.stride, p.width, p.height, p.type, options, streams[i]);
+      if (st != hfpac::Status::Ok) {
+        a.error = "encode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+        return a;
+      }
+      a.compressedBytes += streams[i].size();
+    }
+    a.encodeSeconds = watch.seconds();
   }
+  decoded.assign(set.packed.size(), 0);
+  const std::vector<hfpac::PatchOut> outs = patchOuts(set, streams, decoded.data());
+  for (int run = 0; run < std::max(1, repeat); ++run) {
+    Stopwatch watch;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const hfpac::PatchOut& o = outs[i];
+      const hfpac::Status st = hfpac::decode(o.data, o.size, o.dst, o.dstStride, o.dstCapacity);
+      if (st != hfpac::Status::Ok) {
+        a.error = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+        return a;
+      }
+    }
+    const double seconds = watch.seconds();
+    if (run == 0 || seconds < a.decodeSeconds) a.decodeSeconds = seconds;
+  }
+  a.lossless = decoded == set.packed;
+  a.ok = true;
+  return a;
+}
+
+bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
+              std::vector<uint16_t>& decoded, HfpacResult& result, std::string& error,
+              const LogFn& log) {
+  const size_t count = set.rects.size();
+  Notes notes;
+
+  const std::vector<hfpac::PatchIn> ins = patchIns(set);
+  const hfpac::EncodeOptions encode_options = encodeOptionsFor(options, dem);
 
   // Encode, single thread.
   say(log, "hfpac encode");
@@ -385,6 +438,8 @@ InputResult benchCodecInput(const std::string& path, const CodecBenchOptions& op
     result.zstd = benchZstd(set, options.zstdLevel, options.repeat, decoded);
     say(log, "lerc");
     result.lerc = benchLerc(set, options.repeat, decoded);
+    say(log, "hfpac+rbuc");
+    result.rbuc = benchRbuc(set, encodeOptionsFor(options, result.dem), options.repeat, decoded);
     if (options.cuda) {
       say(log, "gpu");
       const double cpuEncodePps =

@@ -79,9 +79,13 @@ struct InputResult {
   double totalSeconds = 0;
   HfpacResult hfpac;
   AnchorResult zstd, lerc;
+  AnchorResult rbuc;        // HFPaC with 2DRBUC residuals (same patches and options)
   GpuResult gpu;            // with CodecBenchOptions::cuda
 
-  bool allLossless() const { return ok && hfpac.lossless && hfpac.losslessMt && zstd.lossless && lerc.lossless; }
+  bool allLossless() const {
+    return ok && hfpac.lossless && hfpac.losslessMt && zstd.lossless && lerc.lossless &&
+           (!rbuc.ok || rbuc.lossless);
+  }
   uint64_t originalBytes() const { return 2 * static_cast<uint64_t>(points); }
 };
 

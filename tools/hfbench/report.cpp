@@ -207,6 +207,10 @@ void writeInput(JsonWriter& j, const InputResult& r) {
     j.key("lerc");
     writeAnchor(j, r.lerc, r);
     j.endObject();
+    j.key("hfpac_rbuc");
+    writeAnchor(j, r.rbuc, r);
+    j.field("ratio_rbuc_vs_zstd",
+            divide(ratioOf(r.originalBytes(), r.rbuc.compressedBytes), f.zstdRatio));
     j.field("ratio_vs_zstd", divide(f.ratio, f.zstdRatio));
     j.field("ratio_vs_lerc", divide(f.ratio, f.lercRatio));
     j.field("decode_vs_lerc", divide(f.decode, f.lercDecode));
@@ -333,9 +337,9 @@ std::string codecJson(const HostInfo& host, const CodecBenchOptions& options, in
 }
 
 void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
-  const std::vector<std::string> header = {"input",    "size",     "type",     "hfpac",
-                                           "zstd",     "lerc",     "vs zstd",  "dec Mpt/s",
-                                           "zstd dec", "lerc dec", "lossless"};
+  const std::vector<std::string> header = {"input",    "size",     "type",      "hfpac",
+                                           "+rbuc",    "zstd",     "lerc",      "vs zstd",
+                                           "dec Mpt/s", "zstd dec", "lerc dec", "lossless"};
   std::vector<std::vector<std::string>> rows;
   for (const InputResult& r : results) {
     std::vector<std::string> row;
@@ -343,7 +347,7 @@ void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
     if (!r.ok) {
       row.push_back(r.dem.width > 0 ? format("%dx%d", r.dem.width, r.dem.height) : "-");
       row.push_back(r.dem.width > 0 ? r.dem.sourceType : "-");
-      for (int k = 0; k < 7; ++k) row.push_back("-");
+      for (int k = 0; k < 8; ++k) row.push_back("-");
       row.push_back("ERROR");
       rows.push_back(row);
       continue;
@@ -355,6 +359,7 @@ void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
     else if (r.dem.widened) type += "->16";
     row.push_back(type);
     row.push_back(ratioCell(f.ratio));
+    row.push_back(r.rbuc.ok ? ratioCell(ratioOf(r.originalBytes(), r.rbuc.compressedBytes)) : "-");
     row.push_back(ratioCell(f.zstdRatio));
     row.push_back(ratioCell(f.lercRatio));
     row.push_back(ratioCell(divide(f.ratio, f.zstdRatio)));
@@ -363,6 +368,7 @@ void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
     row.push_back(mptsCell(f.lercDecode));
     std::string lossless = r.hfpac.lossless && r.hfpac.losslessMt ? "yes" : "NO";
     if (!r.zstd.lossless || !r.lerc.lossless) lossless += " (anchor NO)";
+    if (r.rbuc.ok && !r.rbuc.lossless) lossless += " (rbuc NO)";
     row.push_back(lossless);
     rows.push_back(row);
   }

@@ -76,8 +76,9 @@ std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Code
             payload.push_back(uint8_t(v >> 8));
           }
         } else {
-          EXPECT_EQ(hfpac::encode(s.data(), kP, kP, kP, h.sampleType, hfpac::EncodeOptions(), payload),
-                    hfpac::Status::Ok);
+          hfpac::EncodeOptions eo;
+          eo.rbuc = codec == hfa::Codec::HfpacRbuc;
+          EXPECT_EQ(hfpac::encode(s.data(), kP, kP, kP, h.sampleType, eo, payload), hfpac::Status::Ok);
         }
         EXPECT_TRUE(w.addTile(e, payload.data(), payload.size(), error)) << error;
       }
@@ -113,9 +114,9 @@ int openAndDecodeAll(const std::string& path, std::string& first_error) {
   return errors;
 }
 
-TEST(Archive, RoundTripHfpacAndRaw) {
+TEST(Archive, RoundTripHfpacRbucAndRaw) {
   const fs::path dir = tempDir();
-  for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::Raw}) {
+  for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::HfpacRbuc, hfa::Codec::Raw}) {
     const std::string path = writeArchive(dir, std::string("rt_") + hfa::codecName(codec) + ".hfa", codec);
     hfa::ArchiveReader r;
     std::string error;
@@ -138,6 +139,15 @@ TEST(Archive, RoundTripHfpacAndRaw) {
           ASSERT_GE(i, 0);
           ASSERT_TRUE(r.decodeTile(size_t(i), buf.data(), error)) << error;
           EXPECT_EQ(buf, tileSamples(level, x, y));
+          EXPECT_EQ(r.tiles()[size_t(i)].codec, codec);
+          if (codec == hfa::Codec::HfpacRbuc) {  // the payload really is a 2DRBUC stream
+            const uint8_t* data;
+            size_t size;
+            hfpac::PatchInfo info;
+            ASSERT_TRUE(r.payload(size_t(i), data, size, error)) << error;
+            ASSERT_EQ(hfpac::readInfo(data, size, info), hfpac::Status::Ok);
+            EXPECT_TRUE(info.rbuc || info.flat || info.stored);
+          }
         }
     size_t first, count;
     r.levelRange(1, first, count);
@@ -261,9 +271,6 @@ TEST(Archive, WriterLeavesNothingBehindOnAbortOrError) {
   hfa::ArchiveWriter w;
   EXPECT_FALSE(w.open((dir / "no_such_dir" / "x.hfa").string(), h, 1, error));
   EXPECT_NE(error.find("temporary"), std::string::npos) << error;
-  h.codec = hfa::Codec::HfpacRbuc;
-  EXPECT_FALSE(w.open((dir / "rbuc.hfa").string(), h, 1, error));
-  EXPECT_NE(error.find("reserved"), std::string::npos) << error;
   EXPECT_TRUE(fs::is_empty(dir));
   fs::remove_all(dir);
 }

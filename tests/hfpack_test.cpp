@@ -1,6 +1,8 @@
 // hfpack_test.cpp - the packer (tools/hfpack): small real DEMs packed with hfpac and raw and
-// verified against their source, identical raw/hfpac indexes, nodata fill/keep, quantised
-// floats, bad inputs and bad command lines (exit status 1, one "Error:" line, no file left).
+// verified against their source, identical raw/hfpac/hfpac+rbuc indexes, nodata fill/keep,
+// quantised floats, .hfr inputs, --device cuda (byte-identical archives when a device is
+// present, a CPU fallback with a note otherwise), bad inputs and bad command lines (exit
+// status 1, one "Error:" line, no file left).
 // Built twice: hf_hfpack_tests (fast) and, with HFPACK_SLOW, hf_hfpack_slow_tests (every DEM
 // in HF_SHARED_DEM_DIR and the sierra mosaic, label "slow").
 #include <gtest/gtest.h>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "demio/hfr.h"
 #include "hfpack.h"
 
 #ifndef HF_SHARED_DEM_DIR
@@ -74,7 +77,8 @@ void packAndVerify(const std::vector<std::string>& inputs, const TempDir& dir, c
                    hfpack::PackOptions base = hfpack::PackOptions()) {
   std::string error;
   std::vector<std::string> paths;
-  for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::Raw}) {
+  const hfa::Codec codecs[] = {hfa::Codec::Hfpac, hfa::Codec::Raw, hfa::Codec::HfpacRbuc};
+  for (hfa::Codec codec : codecs) {
     hfpack::PackOptions o = base;
     o.inputs = inputs;
     o.output = dir / (stem + "." + hfa::codecName(codec) + ".hfa");
@@ -98,23 +102,32 @@ void packAndVerify(const std::vector<std::string>& inputs, const TempDir& dir, c
     paths.push_back(o.output);
   }
   // Identical indexes apart from codec, sizes (and so offsets and checksums).
-  hfa::ArchiveReader a, b;
+  hfa::ArchiveReader a;
   ASSERT_TRUE(a.open(paths[0], error)) << error;
-  ASSERT_TRUE(b.open(paths[1], error)) << error;
-  EXPECT_EQ(a.header().width, b.header().width);
-  EXPECT_EQ(a.header().levels, b.header().levels);
-  EXPECT_EQ(a.header().flags, b.header().flags);
-  EXPECT_EQ(a.header().crsWkt, b.header().crsWkt);
-  ASSERT_EQ(a.tiles().size(), b.tiles().size());
-  for (size_t i = 0; i < a.tiles().size(); ++i) {
-    const hfa::TileEntry &x = a.tiles()[i], &y = b.tiles()[i];
-    EXPECT_TRUE(x.level == y.level && x.x == y.x && x.y == y.y && x.flags == y.flags &&
-                x.minSample == y.minSample && x.maxSample == y.maxSample && x.filled == y.filled &&
-                x.lodError == y.lodError)
-        << stem << " tile " << i;
-    EXPECT_EQ(x.codec, hfa::Codec::Hfpac);
-    EXPECT_EQ(y.codec, hfa::Codec::Raw);
+  for (size_t k = 1; k < paths.size(); ++k) {
+    hfa::ArchiveReader b;
+    ASSERT_TRUE(b.open(paths[k], error)) << error;
+    EXPECT_EQ(b.header().codec, codecs[k]);
+    EXPECT_EQ(a.header().width, b.header().width);
+    EXPECT_EQ(a.header().levels, b.header().levels);
+    EXPECT_EQ(a.header().flags, b.header().flags);
+    EXPECT_EQ(a.header().crsWkt, b.header().crsWkt);
+    ASSERT_EQ(a.tiles().size(), b.tiles().size());
+    for (size_t i = 0; i < a.tiles().size(); ++i) {
+      const hfa::TileEntry &x = a.tiles()[i], &y = b.tiles()[i];
+      EXPECT_TRUE(x.level == y.level && x.x == y.x && x.y == y.y && x.flags == y.flags &&
+                  x.minSample == y.minSample && x.maxSample == y.maxSample && x.filled == y.filled &&
+                  x.lodError == y.lodError)
+          << stem << " " << hfa::codecName(codecs[k]) << " tile " << i;
+      EXPECT_EQ(x.codec, hfa::Codec::Hfpac);
+      EXPECT_EQ(y.codec, codecs[k]);
+    }
   }
+}
+
+[[maybe_unused]] std::vector<uint8_t> fileBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
 #ifndef HFPACK_SLOW
@@ -236,8 +249,7 @@ TEST(HfpackCli, BadCommandLines) {
   expectError(runCmd(src + out + " --segment 7", dir), "--segment 7", dir);
   expectError(runCmd(src + out + " --bits 17", dir), "--bits 17", dir);
   expectError(runCmd(src + out + " --codec zip", dir), "--codec zip", dir);
-  expectError(runCmd(src + out + " --codec hfpac+rbuc", dir), "reserved", dir);
-  expectError(runCmd(src + out + " --device cuda", dir), "built without CUDA", dir);
+  expectError(runCmd(src + out + " --gpu-batch 0", dir), "--gpu-batch", dir);
   expectError(runCmd(src + out + " --device tpu", dir), "--device tpu", dir);
   expectError(runCmd(src + out + " --nodata maybe", dir), "--nodata maybe", dir);
   expectError(runCmd(src + out + " --vertical-scale -1", dir), "--vertical-scale", dir);
@@ -291,6 +303,86 @@ TEST(HfpackCli, BadInputs) {
   expectError(runCmd((dir / "mosaic.vrt") + out, dir), "read failed", dir, all);
   // Output folder missing.
   expectError(runCmd(kDem + "/zion_srtm.tif -o " + (dir / "no/such/dir.hfa"), dir), "temporary", dir, all);
+}
+
+// --device cuda never fails for want of a device: either the GPU encodes (and the archive is
+// byte for byte the CPU's) or a note says the CPU did.
+TEST(Hfpack, DeviceCudaIsByteIdenticalOrFallsBack) {
+  if (!haveDem("N36W118.hgt")) GTEST_SKIP() << "no shared DEMs";
+  TempDir dir;
+  std::string error;
+  hfpack::PackResult cpu, gpu;
+  hfpack::PackOptions o = packOptions({kDem + "/N36W118.hgt"}, dir / "cpu.hfa");
+  ASSERT_TRUE(hfpack::pack(o, cpu, error)) << error;
+  EXPECT_EQ(cpu.device, "cpu");
+  o.output = dir / "cuda.hfa";
+  o.device = "cuda";
+  o.gpuBatch = 50;  // several batches, one spanning levels
+  ASSERT_TRUE(hfpack::pack(o, gpu, error)) << error;
+  EXPECT_EQ(fileBytes(dir / "cpu.hfa"), fileBytes(dir / "cuda.hfa")) << "device " << gpu.device;
+  // rbuc and raw never run on the GPU: a note, the CPU, success.
+  hfpack::PackResult r;
+  o.codec = hfa::Codec::HfpacRbuc;
+  o.output = dir / "rbuc.hfa";
+  ASSERT_TRUE(hfpack::pack(o, r, error)) << error;
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_NE(r.deviceNote.find("2DRBUC"), std::string::npos) << r.deviceNote;
+  if (gpu.device != "cuda") {
+    EXPECT_NE(gpu.deviceNote.find("encoding on the CPU"), std::string::npos) << gpu.deviceNote;
+    GTEST_SKIP() << "no GPU encoding (CPU fallback checked): " << gpu.deviceNote;
+  }
+  EXPECT_GE(gpu.gpuBatches, 3u);
+}
+
+TEST(HfpackCli, DeviceCudaFallbackIsANoteNotAnError) {
+  if (!haveDem("zion_srtm.tif")) GTEST_SKIP() << "no shared DEMs";
+  TempDir dir;
+  const CmdResult r = runCmd(kDem + "/zion_srtm.tif -q --codec hfpac+rbuc --device cuda -o " + (dir / "z.hfa"), dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Note: --device cuda: the GPU encoder has no 2DRBUC"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("encoding on cpu"), std::string::npos) << r.out;
+}
+
+// An .hfr dump (what the GDAL-free build on the GPU machine reads) packs into the same tiles as
+// its GDAL source; only the georeferencing differs (an .hfr has none).
+TEST(Hfpack, HfrInputPacksLikeItsSource) {
+  if (!haveDem("SainteHelens.dem")) GTEST_SKIP() << "no shared DEMs";
+  TempDir dir;
+  std::string error;
+  demio::Dem dem;
+  ASSERT_TRUE(demio::readDem(kDem + "/SainteHelens.dem", dem, error)) << error;
+  ASSERT_TRUE(demio::writeHfr(dir / "sh.hfr", dem, error)) << error;
+  hfpack::PackResult pr;
+  ASSERT_TRUE(hfpack::pack(packOptions({kDem + "/SainteHelens.dem"}, dir / "a.hfa"), pr, error)) << error;
+  ASSERT_TRUE(hfpack::pack(packOptions({dir / "sh.hfr"}, dir / "b.hfa"), pr, error)) << error;
+  hfa::ArchiveReader a, b;
+  ASSERT_TRUE(a.open(dir / "a.hfa", error)) << error;
+  ASSERT_TRUE(b.open(dir / "b.hfa", error)) << error;
+  EXPECT_TRUE(b.header().crsWkt.empty());
+  EXPECT_EQ(b.header().flags & hfa::kFlagGeoTransform, 0u);
+  EXPECT_EQ(a.header().filledSamples, b.header().filledSamples);
+  ASSERT_EQ(a.tiles().size(), b.tiles().size());
+  for (size_t i = 0; i < a.tiles().size(); ++i) {
+    EXPECT_EQ(a.tiles()[i].crc, b.tiles()[i].crc) << i;
+    EXPECT_EQ(a.tiles()[i].lodError, b.tiles()[i].lodError) << i;
+  }
+  hfpack::VerifyOptions vo;
+  vo.archive = dir / "b.hfa";
+  vo.sources = {dir / "sh.hfr"};
+  vo.out = nullptr;
+  hfpack::VerifyResult vr;
+  ASSERT_TRUE(hfpack::verify(vo, vr, error)) << error;
+  EXPECT_TRUE(hfpack::ok(vr));
+  EXPECT_GT(vr.comparedSamples, 0u);
+  // One .hfr only: no mosaics with it, no reprojection.
+  hfpack::PackOptions o = packOptions({dir / "sh.hfr", kDem + "/SainteHelens.dem"}, dir / "c.hfa");
+  EXPECT_FALSE(hfpack::pack(o, pr, error));
+  EXPECT_NE(error.find("mosaicked"), std::string::npos) << error;
+  o = packOptions({dir / "sh.hfr"}, dir / "c.hfa");
+  o.tSrs = "EPSG:4326";
+  EXPECT_FALSE(hfpack::pack(o, pr, error));
+  EXPECT_NE(error.find("georeferencing"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(dir / "c.hfa"));
 }
 
 TEST(HfpackCli, FullDiskLeavesNothingBehind) {

@@ -117,9 +117,7 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
     return fail("corrupt header (tile size 2^" + std::to_string(hd.tileLog) + "+1)");
   if (hd.levels < 1 || hd.levels > kMaxLevels)
     return fail("corrupt header (" + std::to_string(hd.levels) + " levels)");
-  if (codec == uint8_t(Codec::HfpacRbuc))
-    return fail("codec hfpac+rbuc is reserved and not supported by this build");
-  if (codec > uint8_t(Codec::Hfpac)) return fail("unknown codec " + std::to_string(codec));
+  if (codec > uint8_t(Codec::HfpacRbuc)) return fail("unknown codec " + std::to_string(codec));
   hd.codec = Codec(codec);
   if (type > 1) return fail("corrupt header (sample type " + std::to_string(type) + ")");
   hd.sampleType = hfpac::SampleType(type);
@@ -175,9 +173,7 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
                                               : a.x < e.x;
       if (!ordered) return fail(name + ": tile index not sorted by (level, y, x)");
     }
-    if (e.codec == Codec::HfpacRbuc)
-      return fail(name + ": codec hfpac+rbuc is reserved and not supported by this build");
-    if (e.codec != Codec::Raw && e.codec != Codec::Hfpac)
+    if (e.codec != Codec::Raw && e.codec != Codec::Hfpac && e.codec != Codec::HfpacRbuc)
       return fail(name + ": unknown codec " + std::to_string(int(e.codec)));
     if (e.codec == Codec::Raw && e.size != raw_size) return fail(name + ": raw payload size");
     if (e.offset < payload_offset || e.offset > file_size || e.size > file_size - e.offset)

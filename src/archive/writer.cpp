@@ -83,10 +83,6 @@ bool ArchiveWriter::open(const std::string& path, const Header& header, size_t m
     error = "invalid archive geometry";
     return false;
   }
-  if (header.codec == Codec::HfpacRbuc) {
-    error = "codec hfpac+rbuc is reserved: the codec has no 2DRBUC residual coder yet";
-    return false;
-  }
   if (maxTiles > 0xffffffffu) {
     error = "too many tiles";
     return false;

@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "demio/gdal_util.h"
+#include "demio/hfr.h"
 
 namespace demio {
 
@@ -23,6 +24,8 @@ using namespace detail;
 DemSource::~DemSource() { close(); }
 
 void DemSource::close() {
+  if (hfr_) std::fclose(hfr_);
+  hfr_ = nullptr;
   for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) GDALClose(static_cast<GDALDatasetH>(*it));
   owned_.clear();
   ds_ = band_ = maskBand_ = nullptr;
@@ -59,6 +62,22 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
     error = "no input";
     return false;
   }
+  if (paths.size() == 1 && isHfrPath(paths[0])) {
+    if (!options.tSrs.empty()) {
+      error = paths[0] + ": an .hfr dump has no georeferencing; --t_srs cannot reproject it";
+      return false;
+    }
+    if (options.read.band != 1) {
+      error = paths[0] + ": no band " + std::to_string(options.read.band) + " (an .hfr has one band)";
+      return false;
+    }
+    return openHfr(paths[0], error);
+  }
+  for (const std::string& path : paths)
+    if (isHfrPath(path)) {
+      error = path + ": .hfr dumps cannot be mosaicked with other inputs (give one .hfr alone)";
+      return false;
+    }
   std::vector<GDALDatasetH> inputs;
   for (const std::string& path : paths) {
     if (path.compare(0, 4, "/vsi") != 0) {
@@ -245,6 +264,7 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
 }
 
 bool DemSource::readRows(int y0, int rows, uint16_t* out, uint8_t* valid, std::string& error) {
+  if (hfr_) return readHfrRows(y0, rows, out, valid, error);
   if (!band_ || y0 < 0 || rows < 1 || y0 + rows > info_.height) {
     error = "readRows: rows out of range";
     return false;

@@ -1,6 +1,11 @@
 // dem_source.h - windowed reading of one band of a GDAL raster (or a mosaic of several) as
 // 16-bit samples, for tools that must not hold the whole raster in memory (hfpack).
 //
+// A single `.hfr` input (demio/hfr.h, `hfbench dump`) is read directly, row windows with
+// fseek/fread, in both builds; with HF_WITH_GDAL=OFF that is the only input DemSource takes
+// (dem_source_nogdal.cpp). An .hfr carries no georeferencing: info() then has no geotransform
+// and no CRS (the archive gets sample-unit spacing), and bandScale/bandOffset are 1/0.
+//
 // The conversion to samples is exactly readDem()'s (dem_io.h): Int16/UInt16 as they are, Byte
 // widened (grey palettes mapped), Int8 to Int16, wider integers and floats quantised to UInt16
 // with 65535 = nodata. Quantised sources need the value range first: open() reads the raster
@@ -12,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -54,6 +60,9 @@ class DemSource {
   double measuredQuantError() const { return measured_; }
 
  private:
+  bool openHfr(const std::string& path, std::string& error);  // dem_source_hfr.cpp
+  bool readHfrRows(int y0, int rows, uint16_t* out, uint8_t* valid, std::string& error);
+  std::FILE* hfr_ = nullptr;  // a single .hfr input (then no GDAL dataset is used)
   void* ds_ = nullptr;      // GDALDatasetH actually read (VRT / warped VRT / the file)
   std::vector<void*> owned_;  // datasets to close, in reverse order
   void* band_ = nullptr;

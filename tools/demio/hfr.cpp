@@ -72,14 +72,9 @@ bool writeHfr(const std::string& path, const Dem& dem, std::string& error) {
   return true;
 }
 
-bool readHfr(const std::string& path, Dem& out, std::string& error) {
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) {
-    error = std::string("cannot open: ") + std::strerror(errno);
-    return false;
-  }
+bool readHfrHeader(std::FILE* f, const std::string& path, Dem& out, std::string& error) {
   uint8_t h[kHeader];
-  if (std::fread(h, 1, kHeader, f.get()) != kHeader || std::memcmp(h, "HFR1", 4) != 0 ||
+  if (std::fread(h, 1, kHeader, f) != kHeader || std::memcmp(h, "HFR1", 4) != 0 ||
       get<uint32_t>(h + 4) != kHeader) {
     error = "not an .hfr file (bad header)";
     return false;
@@ -105,6 +100,16 @@ bool readHfr(const std::string& path, Dem& out, std::string& error) {
   out.driver = "HFR";
   out.sourceType = out.type == hfpac::SampleType::Int16 ? "Int16" : "UInt16";
   out.bandCount = 1;
+  return true;
+}
+
+bool readHfr(const std::string& path, Dem& out, std::string& error) {
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) {
+    error = std::string("cannot open: ") + std::strerror(errno);
+    return false;
+  }
+  if (!readHfrHeader(f.get(), path, out, error)) return false;
   try {
     out.samples.resize(size_t(out.width) * size_t(out.height));
   } catch (const std::bad_alloc&) {

@@ -12,6 +12,7 @@
 //   48 f64 quant.maxError    56 u64 nodataCount
 #pragma once
 
+#include <cstdio>
 #include <string>
 
 #include "demio/dem_io.h"
@@ -20,6 +21,10 @@ namespace demio {
 
 bool isHfrPath(const std::string& path);  // ends in ".hfr" (case-insensitive)
 bool readHfr(const std::string& path, Dem& out, std::string& error);
+// Reads and checks the 64-byte header from `f` (positioned at the start) into `out` (replaced;
+// samples stay empty). The samples follow at byte 64. Used by DemSource's windowed reads.
+bool readHfrHeader(std::FILE* f, const std::string& path, Dem& out, std::string& error);
+constexpr long kHfrHeaderBytes = 64;
 bool writeHfr(const std::string& path, const Dem& dem, std::string& error);
 // Copies rows [y0, y0 + h) and columns [x0, x0 + w) of `dem` (clamped to the raster) into `out`.
 void cropDem(const Dem& dem, int x0, int y0, int w, int h, Dem& out);

@@ -3,7 +3,7 @@
 //   hfbench codec INPUT... --json OUT.json [--patch 129] [--segment 9] [--bits auto|N]
 //                 [--threads N] [--repeat N] [--zstd-level 19] [--quant-step S] [--band 1]
 //                 [--device cpu|cuda] [-q]
-//   hfbench dump INPUT... -o DIR [--window W]   one .hfr per input (demio/hfr.h), for builds
+//   hfbench dump INPUT... -o DIR [--window W|WxH]   one .hfr per input (demio/hfr.h), for builds
 //                 without GDAL (the GPU machine)
 //
 // Exit status 0 when every input was measured and every codec decoded losslessly, else 1.
@@ -31,8 +31,8 @@ constexpr const char* kUsage =
     "usage: hfbench codec INPUT... --json OUT.json [--patch 129] [--segment 0|5|9|17|33] "
     "[--bits auto|0..16] [--threads N] [--repeat N] [--zstd-level N] [--quant-step S] "
     "[--band N] [--no-nodata] [--no-auto-mask] [--device cpu|cuda] [-q]\n"
-    "       hfbench dump INPUT... -o DIR [--window W] [--band N] [--quant-step S]  "
-    "(GDAL-free .hfr copies; --window W keeps the central W x W samples of larger rasters)";
+    "       hfbench dump INPUT... -o DIR [--window W|WxH] [--band N] [--quant-step S]  "
+    "(GDAL-free .hfr copies; --window W[xH] keeps the central W x W (W x H) samples of larger rasters)";
 
 int usageError(const std::string& message) {
   std::fprintf(stderr, "Error: %s; %s\n", message.c_str(), kUsage);
@@ -215,7 +215,7 @@ int runCodec(int argc, char** argv) {
 int runDump(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string dir;
-  int window = 0;
+  int window = 0, windowH = 0;
   demio::ReadOptions read;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -223,7 +223,16 @@ int runDump(int argc, char** argv) {
     if (arg == "-o" && i + 1 < argc) {
       dir = argv[++i];
     } else if (arg == "--window" && i + 1 < argc) {
-      if (!parseInt(argv[++i], 2, 1 << 20, window)) return usageError("--window needs an integer >= 2");
+      // W (a central W x W window) or WxH (a central W wide, H high window).
+      std::string v = argv[++i];
+      const size_t xpos = v.find('x');
+      if (xpos != std::string::npos) {
+        const std::string hs = v.substr(xpos + 1);
+        v = v.substr(0, xpos);
+        if (!parseInt(hs.c_str(), 2, 1 << 20, windowH)) return usageError("--window needs W or WxH, integers >= 2");
+      }
+      if (!parseInt(v.c_str(), 2, 1 << 20, window)) return usageError("--window needs W or WxH, integers >= 2");
+      if (xpos == std::string::npos) windowH = window;
     } else if (arg == "--band" && i + 1 < argc) {
       if (!parseInt(argv[++i], 1, 65535, read.band)) return usageError("--band needs a positive integer");
     } else if (arg == "--quant-step" && i + 1 < argc) {
@@ -244,9 +253,10 @@ int runDump(int argc, char** argv) {
       failed = true;
       continue;
     }
-    if (window > 0 && (dem.width > window || dem.height > window)) {
+    if (window > 0 && (dem.width > window || dem.height > windowH)) {
       demio::Dem cut;
-      demio::cropDem(dem, (dem.width - window) / 2, (dem.height - window) / 2, window, window, cut);
+      demio::cropDem(dem, std::max(0, (dem.width - window) / 2), std::max(0, (dem.height - windowH) / 2), window,
+                     windowH, cut);
       dem = std::move(cut);
     }
     std::string name = path;

@@ -32,7 +32,8 @@ struct PackOptions {
   double verticalScale = 0;    // quantisation step for float/wide sources; 0 = finest that fits
   bool fillNodata = true;      // --nodata fill (default) or keep
   int threads = 0;             // 0 = all cores
-  std::string device = "cpu";  // cpu | cuda
+  std::string device = "cpu";  // cpu | cuda (falls back to cpu with a note: PackResult::deviceNote)
+  int gpuBatch = 2048;         // --device cuda: tiles per GPU encode call (over rows and levels)
   std::string tSrs;            // reproject with GDAL's warper
   int band = 1;
   Progress progress;           // may be empty
@@ -52,6 +53,10 @@ struct PackResult {
   long peakRssKiB = 0;
   double quantError = 0;
   std::vector<LevelSummary> perLevel;
+  std::string device = "cpu";  // where the tiles were encoded: "cpu" or "cuda"
+  std::string deviceNote;      // why --device cuda fell back to the CPU (empty when it did not)
+  uint64_t gpuBatches = 0;     // GPU encode calls
+  double encodeSeconds = 0;    // wall time of tile statistics + encoding + adding (both devices)
 };
 
 bool pack(const PackOptions& options, PackResult& result, std::string& error);

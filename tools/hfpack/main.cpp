@@ -1,15 +1,23 @@
 // main.cpp - the hfpack command line (a thin wrapper around hfpack.h).
 //
-//   hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N] [--codec hfpac|raw]
-//          [--levels N] [--vertical-scale M] [--nodata fill|keep] [--threads N]
-//          [--device cpu|cuda] [--band B] [--t_srs SRS] [--config KEY VALUE] [-q]
+//   hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]
+//          [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M] [--nodata fill|keep]
+//          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--band B] [--t_srs SRS]
+//          [--config KEY VALUE] [-q]
 //   hfpack info ARCHIVE
 //   hfpack verify ARCHIVE [--source INPUT...] [--threads N] [--config KEY VALUE] [-q]
 //
 // Errors: one line starting "Error:", exit status 1, no output file left behind.
+// --device cuda that cannot be honoured (no GPU codec in this build, no device, codec
+// hfpac+rbuc or raw) is not an error: a "Note:" line says so and the CPU encodes.
+// Built without GDAL (HF_WITH_GDAL=OFF, for the GPU machine) the only input is one .hfr dump
+// (`hfbench dump`); --t_srs and --config are then refused.
+#ifdef HFPACK_GDAL
 #include <cpl_conv.h>
 #include <gdal.h>
+#endif
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -27,8 +35,9 @@ void onSignal(int) { g_interrupted = true; }
 
 const char* kUsage =
     "Usage: hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]\n"
-    "              [--codec hfpac|raw] [--levels N] [--vertical-scale M] [--nodata fill|keep]\n"
-    "              [--threads N] [--device cpu|cuda] [--band B] [--t_srs SRS]\n"
+    "              [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M]\n"
+    "              [--nodata fill|keep] [--threads N] [--device cpu|cuda] [--gpu-batch N]\n"
+    "              [--band B] [--t_srs SRS]\n"
     "              [--config KEY VALUE] [-q]\n"
     "       hfpack info ARCHIVE\n"
     "       hfpack verify ARCHIVE [--source INPUT...] [--threads N] [-q]\n";
@@ -56,10 +65,25 @@ bool parseDouble(const char* s, double& v) {
 hfpack::Progress makeProgress(bool quiet) {
   if (quiet)
     return [](double, const char*) { return !g_interrupted.load(); };
+#ifdef HFPACK_GDAL
   return [](double f, const char*) {
     GDALTermProgress(f, nullptr, nullptr);
     return !g_interrupted.load();
   };
+#else
+  // GDALTermProgress's look ("0...10...20...", "100 - done."), without GDAL.
+  return [last = -1](double f, const char*) mutable {
+    const int step = int(std::min(1.0, std::max(0.0, f)) * 40.0 + 1e-9);  // 2.5 % steps
+    for (int s = last + 1; s <= step; ++s) {
+      if (s % 4 == 0) fprintf(stdout, "%d", s * 10 / 4);
+      else fputc('.', stdout);
+      if (s == 40) fputs(" - done.\n", stdout);
+    }
+    if (step > last) fflush(stdout);
+    last = std::max(last, step);
+    return !g_interrupted.load();
+  };
+#endif
 }
 
 }  // namespace
@@ -72,7 +96,9 @@ int main(int argc, char** argv) {
 #endif
   // Bounded memory: GDAL's block cache defaults to 5 % of RAM; 16 MiB is plenty for the row
   // bands hfpack reads (--config GDAL_CACHEMAX N or the environment override it).
+#ifdef HFPACK_GDAL
   if (!CPLGetConfigOption("GDAL_CACHEMAX", nullptr)) CPLSetConfigOption("GDAL_CACHEMAX", "16");
+#endif
   if (argc < 2) return fail("no input (hfpack --help for the usage)");
   const std::string cmd = argv[1];
   if (cmd == "-h" || cmd == "--help") {
@@ -135,9 +161,21 @@ int main(int argc, char** argv) {
       if (po.threads < 0) return fail("--threads must be >= 0");
       vo.threads = po.threads;
     } else if (a == "--device") { need(1); po.device = argv[++i]; }
+    else if (a == "--gpu-batch") {
+      intArg(po.gpuBatch);
+      if (po.gpuBatch < 1) return fail("--gpu-batch must be at least 1");
+    }
     else if (a == "--band") { intArg(po.band); vo.band = po.band; }
     else if (a == "--t_srs") { need(1); po.tSrs = argv[++i]; vo.tSrs = po.tSrs; }
-    else if (a == "--config") { need(2); CPLSetConfigOption(argv[i + 1], argv[i + 2]); i += 2; }
+    else if (a == "--config") {
+      need(2);
+#ifdef HFPACK_GDAL
+      CPLSetConfigOption(argv[i + 1], argv[i + 2]);
+#else
+      return fail("--config: this hfpack is built without GDAL (HF_WITH_GDAL=OFF)");
+#endif
+      i += 2;
+    }
     else if (a == "--source") {
       if (cmd != "verify") return fail("--source is an option of hfpack verify");
       in_sources = true;

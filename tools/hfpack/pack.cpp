@@ -1,15 +1,29 @@
 // pack.cpp - hfpack::pack(): source -> pyramid -> per-tile statistics and encoding -> archive.
+//
+// Encoding runs on the CPU (hfpac::encode on `threads` threads, one row of tiles at a time) or,
+// with --device cuda in a build with the GPU codec (HFPACK_CUDA), on the GPU: tiles are collected
+// over rows and levels into batches of PackOptions::gpuBatch and encoded with one
+// hfgpu::BatchEncoder::encodeHost call each, while the CPU threads compute the index statistics
+// of the same batch. The GPU streams are byte-identical to hfpac::encode's and tiles are added
+// in the same order, so the archive is byte-identical to a CPU pack.
+#ifdef HFPACK_GDAL
 #include <ogr_srs_api.h>
+#endif
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <memory>
 #include <thread>
 
 #include "hfpack.h"
 #include "pyramid.h"
+#ifdef HFPACK_CUDA
+#include "gpu/encoder.h"
+#endif
 
 namespace hfpack {
 
@@ -33,7 +47,7 @@ void parallelFor(size_t n, int threads, F f) {
 }
 
 // Metres per degree of latitude and longitude at latitude phi (WGS 84 series).
-void metresPerDegree(double phi_deg, double& m_lat, double& m_lon) {
+[[maybe_unused]] void metresPerDegree(double phi_deg, double& m_lat, double& m_lon) {
   const double phi = phi_deg * M_PI / 180.0;
   m_lat = 111132.92 - 559.82 * std::cos(2 * phi) + 1.175 * std::cos(4 * phi) - 0.0023 * std::cos(6 * phi);
   m_lon = 111412.84 * std::cos(phi) - 93.5 * std::cos(3 * phi) + 0.118 * std::cos(5 * phi);
@@ -49,6 +63,10 @@ void setGeoreferencing(const demio::Dem& d, hfa::Header& h) {
   const double gy = d.hasGeoTransform ? std::hypot(d.geoTransform[2], d.geoTransform[5]) : 1.0;
   h.spacingX = gx;
   h.spacingY = gy;
+#ifndef HFPACK_GDAL
+  // No GDAL (HF_WITH_GDAL=OFF): the only source is an .hfr dump, which has no CRS.
+  return;
+#else
   if (d.projectionWkt.empty() || !d.hasGeoTransform) return;
   OGRSpatialReferenceH srs = OSRNewSpatialReference(d.projectionWkt.c_str());
   if (!srs) return;
@@ -69,6 +87,7 @@ void setGeoreferencing(const demio::Dem& d, hfa::Header& h) {
     }
   }
   OSRDestroySpatialReference(srs);
+#endif
 }
 
 long peakRssKiB() {
@@ -104,16 +123,12 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     error = "--bits " + std::to_string(o.bits) + ": must be auto or 0..16";
     return false;
   }
-  if (o.codec == hfa::Codec::HfpacRbuc) {
-    error = "--codec hfpac+rbuc is reserved: the codec has no 2DRBUC residual coder yet (use hfpac or raw)";
-    return false;
-  }
-  if (o.device == "cuda") {
-    error = "--device cuda: built without CUDA (the GPU encoder is not available in this build; use --device cpu)";
-    return false;
-  }
-  if (o.device != "cpu") {
+  if (o.device != "cpu" && o.device != "cuda") {
     error = "--device " + o.device + ": must be cpu or cuda";
+    return false;
+  }
+  if (o.gpuBatch < 1) {
+    error = "--gpu-batch must be at least 1";
     return false;
   }
   if (!(o.verticalScale >= 0) || !std::isfinite(o.verticalScale)) {
@@ -125,6 +140,33 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     return false;
   }
   const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+
+  // ---- device: --device cuda falls back to the CPU, with a note, when it cannot be used ----
+  result.device = "cpu";
+#ifdef HFPACK_CUDA
+  std::unique_ptr<hfgpu::BatchEncoder> gpu;
+#endif
+  if (o.device == "cuda") {
+    if (o.codec == hfa::Codec::Raw) {
+      result.deviceNote = "--device cuda: codec raw encodes nothing; packing on the CPU";
+    } else if (o.codec == hfa::Codec::HfpacRbuc) {
+      result.deviceNote = "--device cuda: the GPU encoder has no 2DRBUC (codec hfpac+rbuc); encoding on the CPU instead";
+    } else {
+#ifdef HFPACK_CUDA
+      try {
+        gpu = std::make_unique<hfgpu::BatchEncoder>();
+        result.device = "cuda";
+      } catch (const std::exception& e) {
+        std::string why = e.what();
+        std::replace(why.begin(), why.end(), '\n', ' ');
+        result.deviceNote = "--device cuda: no usable CUDA device (" + why + "); encoding on the CPU instead";
+      }
+#else
+      result.deviceNote = "--device cuda: this hfpack is built without the GPU codec (HF_CUDA=OFF); encoding on the CPU instead";
+#endif
+    }
+    if (!result.deviceNote.empty() && o.out) fprintf(o.out, "Note: %s\n", result.deviceNote.c_str());
+  }
 
   // ---- source ----
   demio::DemSource source;
@@ -175,8 +217,11 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   }
   {
     char buf[128];
-    snprintf(buf, sizeof buf, "segment=%d bits=%s", o.segment,
-             o.bits < 0 ? "auto" : std::to_string(o.bits).c_str());
+    if (o.codec == hfa::Codec::HfpacRbuc)  // 2DRBUC ignores --bits
+      snprintf(buf, sizeof buf, "segment=%d rbuc", o.segment);
+    else
+      snprintf(buf, sizeof buf, "segment=%d bits=%s", o.segment,
+               o.bits < 0 ? "auto" : std::to_string(o.bits).c_str());
     h.codecOptions = o.codec == hfa::Codec::Raw ? "" : buf;
   }
 
@@ -185,6 +230,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   eo.bits = o.bits;
   eo.hasNodata = keep_nodata;
   eo.nodata = d.nodataSample;
+  eo.rbuc = o.codec == hfa::Codec::HfpacRbuc;
 
   // ---- pyramid -> tiles -> archive ----
   hfa::ArchiveWriter writer;
@@ -192,15 +238,45 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   const size_t tile_samples = size_t(p) * size_t(p);
   result.perLevel.assign(size_t(h.levels), LevelSummary());
   std::string emit_error;
-  Pyramid pyramid(h.width, h.height, tile_log, h.levels, [&](std::vector<Tile>& tiles) {
+  // Statistics, encoding and writing of a batch of tiles, in order.
+  auto encodeBatch = [&](std::vector<Tile>& tiles) -> bool {
+    const auto b0 = std::chrono::steady_clock::now();
     const size_t n = tiles.size();
     std::vector<hfa::TileStats> stats(n);
     std::vector<std::vector<uint8_t>> payloads(n);
     std::vector<hfpac::EncodeStats> enc_stats(n);
     std::vector<hfpac::Status> statuses(n, hfpac::Status::Ok);
+    bool on_gpu = false;
+#ifdef HFPACK_CUDA
+    // GPU: one encodeHost call for the whole batch on a helper thread while the CPU threads
+    // compute the statistics. A CUDA failure falls back to the CPU for the rest of the pack.
+    std::thread gpu_thread;
+    std::string gpu_error;
+    hfpac::Status gpu_status = hfpac::Status::Ok;
+    std::vector<hfpac::PatchIn> ins;
+    if (gpu) {
+      on_gpu = true;
+      ins.resize(n);
+      for (size_t i = 0; i < n; ++i) {
+        ins[i].samples = tiles[i].samples.data();
+        ins[i].stride = size_t(p);
+        ins[i].width = ins[i].height = p;
+        ins[i].type = d.type;
+      }
+      gpu_thread = std::thread([&] {
+        try {
+          gpu_status = gpu->encodeHost(ins.data(), n, eo, nullptr, payloads);
+        } catch (const std::exception& e) {
+          gpu_error = e.what();
+          std::replace(gpu_error.begin(), gpu_error.end(), '\n', ' ');
+        }
+      });
+    }
+#endif
     parallelFor(n, threads, [&](size_t i) {
       const Tile& t = tiles[i];
       hfa::computeTileStats(t.samples.data(), tile_log, d.type, keep_nodata, d.nodataSample, stats[i]);
+      if (on_gpu) return;
       if (o.codec == hfa::Codec::Raw) {
         payloads[i].resize(tile_samples * 2);
         for (size_t k = 0; k < tile_samples; ++k) {
@@ -211,6 +287,28 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
         statuses[i] = hfpac::encode(t.samples.data(), size_t(p), p, p, d.type, eo, payloads[i], &enc_stats[i]);
       }
     });
+#ifdef HFPACK_CUDA
+    if (on_gpu) {
+      gpu_thread.join();
+      if (!gpu_error.empty() || gpu_status != hfpac::Status::Ok || payloads.size() != n) {
+        const std::string why = gpu_error.empty() ? hfpac::statusMessage(gpu_status) : gpu_error;
+        result.deviceNote = "--device cuda: the GPU encoder failed (" + why + "); encoding on the CPU instead";
+        if (o.out) fprintf(o.out, "Note: %s\n", result.deviceNote.c_str());
+        gpu.reset();
+        result.device = "cpu";
+        on_gpu = false;
+        payloads.assign(n, std::vector<uint8_t>());
+        parallelFor(n, threads, [&](size_t i) {
+          statuses[i] = hfpac::encode(tiles[i].samples.data(), size_t(p), p, p, d.type, eo, payloads[i], &enc_stats[i]);
+        });
+      } else {
+        result.gpuBatches += 1;
+        for (size_t i = 0; i < n; ++i)  // layer sizes for the summary (O(1) per stream)
+          if (hfpac::readInfo(payloads[i].data(), payloads[i].size(), enc_stats[i].info) != hfpac::Status::Ok)
+            statuses[i] = hfpac::Status::InvalidArgument;
+      }
+    }
+#endif
     for (size_t i = 0; i < n; ++i) {
       const Tile& t = tiles[i];
       if (statuses[i] != hfpac::Status::Ok) {
@@ -239,13 +337,37 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
         result.layerBytes[2] += enc_stats[i].info.layer3Bytes;
       }
     }
+    result.encodeSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - b0).count();
     return true;
+  };
+  // CPU: each row of tiles as it comes. GPU: batches of gpuBatch tiles over rows and levels
+  // (the order of the tiles, hence of the payloads, is the same).
+  std::vector<Tile> pending;
+  Pyramid pyramid(h.width, h.height, tile_log, h.levels, [&](std::vector<Tile>& tiles) {
+#ifdef HFPACK_CUDA
+    if (gpu) {
+      for (Tile& t : tiles) {
+        std::vector<uint8_t>().swap(t.state);  // not needed after the pyramid
+        pending.push_back(std::move(t));
+      }
+      if (pending.size() < size_t(o.gpuBatch)) return true;
+      const bool ok = encodeBatch(pending);
+      pending.clear();
+      return ok;
+    }
+#endif
+    return encodeBatch(tiles);
   });
   if (!writer.open(o.output, h, size_t(pyramid.maxTiles()), error)) return false;
   Progress stream_progress;
   if (o.progress) stream_progress = [&](double f, const char*) { return o.progress(0.1 + 0.9 * f, "pack"); };
   StreamStats ss;
-  if (!streamSource(source, o.fillNodata, pyramid, stream_progress, ss, error)) {
+  bool streamed = streamSource(source, o.fillNodata, pyramid, stream_progress, ss, error);
+  if (streamed && !pending.empty()) {  // the last, partial GPU batch
+    streamed = encodeBatch(pending);
+    pending.clear();
+  }
+  if (!streamed) {
     if (!emit_error.empty()) error = emit_error;
     writer.abort();
     return false;
@@ -307,9 +429,13 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
       fprintf(f, "  layers: L1 %s, L2 %s, L3 %s\n", human(double(result.layerBytes[0])).c_str(),
               human(double(result.layerBytes[1])).c_str(), human(double(result.layerBytes[2])).c_str());
     const double tile_points = double(result.tiles) * double(tile_samples);
-    fprintf(f, "  time %.2f s, %.2f M source points/s, %.2f M tile points/s, %d thread%s (cpu), peak RSS %.1f MiB\n",
+    fprintf(f, "  time %.2f s, %.2f M source points/s, %.2f M tile points/s, %d thread%s, encoding on %s, peak RSS %.1f MiB\n",
             result.seconds, double(result.sourceSamples) / result.seconds / 1e6, tile_points / result.seconds / 1e6,
-            threads, threads == 1 ? "" : "s", double(result.peakRssKiB) / 1024.0);
+            threads, threads == 1 ? "" : "s", result.device == "cuda" ? "cuda" : "cpu", double(result.peakRssKiB) / 1024.0);
+    fprintf(f, "  tile statistics + encoding %.2f s (%.2f M tile points/s)%s\n", result.encodeSeconds,
+            result.encodeSeconds > 0 ? tile_points / result.encodeSeconds / 1e6 : 0.0,
+            result.device == "cuda" ? (" in " + std::to_string(result.gpuBatches) + " GPU batch" +
+                                       (result.gpuBatches == 1 ? "" : "es")).c_str() : "");
   }
   return true;
 }

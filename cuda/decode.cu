@@ -1,17 +1,21 @@
 // decode.cu - the batched HFPaC decode kernel (docs/format.md; host side: src/gpu/decoder.cpp).
 //
-// One thread block per 16 x 16 area of any patch in the batch (AreaDesc -> PatchDesc), one
-// thread per point. Per block:
+// One group of 64 threads (two warps) per 16 x 16 area of any patch in the batch (AreaDesc ->
+// PatchDesc); a block holds kGroups independent groups (each synchronises on its own named
+// barrier). Thread t of a group owns column lx = t % 16 and the four rows 4 (t / 16) .. + 3, so
+// every store instruction of a warp still writes two whole 32-byte area rows. Per group:
 //   1. the (at most 4 x 4) segments the area touches: their 3 x 3 control nets are built once
 //      into shared memory by the first threads (the same formulas as layout.h's loadSegment);
 //   2. layers 2+: the area's prominent entries are scattered into a 16 x 16 table of
 //      corrections in shared memory (no per-point search);
-//   3. layer 3: the area's low fields are one contiguous run of words; the block loads them
-//      coalesced into shared memory and every thread cuts its b-bit field out of (at most) two
-//      words.
-// Then every thread evaluates its point with layout.h's evalSegment (the exact integer
-// arithmetic the CPU decoder uses), adds the residual, applies the mask / clamp / signed flip
-// and stores 16 bits (coalesced rows of 16 samples).
+//   3. layer 3: the area's low fields are one contiguous run of words; the group loads them
+//      coalesced into shared memory and every thread cuts its b-bit fields out of two words with
+//      a funnel shift; a mask bitmap (code 2) comes along the same way.
+// Then every thread evaluates its column of its segment as an exact integer quadratic in the
+// row (gpu/decode_math.h: one set of 9 products per thread, then 64-bit forward differences per
+// row; bit-identical to layout.h's evalSegment, since its four rows never leave one segment:
+// n >= 4 and rows start at multiples of 4), adds the residual, applies the mask / clamp / signed
+// flip and stores 16 bits per point.
 //
 // The host validated every stream (codec/stream_index.h) before any AreaDesc was written, so
 // every field read here lies inside its section. Values outside 0..65535 at the lossless layer
@@ -20,10 +24,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 #include "codec/layout.h"
 #include "gpu/cuda_util.h"
 #include "gpu/decode_desc.h"
+#include "gpu/decode_math.h"
 
 namespace hfgpu::detail {
 namespace {
@@ -31,128 +38,168 @@ namespace {
 using hfpac::detail::SegmentControls;
 using hfpac::detail::centreBase;
 using hfpac::detail::edgeFromOffset;
-using hfpac::detail::evalSegment;
 using hfpac::detail::halfStep;
 
-constexpr int kArea = hfpac::kAreaSide;       // 16
-constexpr int kThreads = kArea * kArea;       // one thread per point of an area
-constexpr int kMaxAreaSegments = 16;          // 4 x 4 segments of m = 5 touch one area
-constexpr int kMaxLowWords = (kThreads * hfpac::kMaxBits) / 32 + 1;  // 129
+constexpr int kArea = hfpac::kAreaSide;               // 16
+constexpr int kGroupThreads = 64;                     // threads per area
+constexpr int kRowsPerThread = kArea * kArea / kGroupThreads;  // 4 consecutive rows
+constexpr int kMaxAreaSegments = 16;                  // 4 x 4 segments of m = 5 touch one area
+constexpr int kMaxLowWords = (kArea * kArea * hfpac::kMaxBits) / 32 + 1;  // 129
+constexpr int kDefaultGroups = 2;                    // areas per block
+constexpr int kMaxMaskWords = (kArea * kArea) / 32 + 1;                   // 9
+static_assert(kGroupThreads == 4 * kArea && kRowsPerThread == 4, "thread <-> point mapping");
+// Resident threads per SM the register budget is set for (__launch_bounds__): 1024 of 2048
+// leave 64 registers a thread, enough for no spills (1280 spills a few words).
+#ifndef HFGPU_DECODE_RESIDENT
+#define HFGPU_DECODE_RESIDENT 1024
+#endif
+constexpr int kResidentThreads = HFGPU_DECODE_RESIDENT;
 
 struct SurfaceParams {
   cudaSurfaceObject_t s[kMaxSurfaces];
 };
 
+// What one area's group keeps in shared memory.
+struct GroupShared {
+  SegmentControls nets[kMaxAreaSegments];
+  int32_t corr[kArea * kArea];
+  uint32_t lows[kMaxLowWords + 1];   // + 1: the funnel shift always reads the next word
+  uint32_t mask[kMaxMaskWords + 1];
+};
+
 __device__ __forceinline__ int32_t unzigzag(uint32_t z) { return int32_t(z >> 1) ^ -int32_t(z & 1); }
 
 // A field of `bits` (0..20) bits at bit `bit` of `w`: one aligned 32-bit load, two when the
-// field crosses a word boundary (the second word then exists: the field ends inside it).
-__device__ __forceinline__ uint32_t fieldAt(const uint32_t* __restrict__ w, uint64_t bit, int bits) {
+// field crosses a word boundary (the second word then exists: the field ends inside it). Bit
+// offsets inside one stream fit in 32 bits (streams are below 512 MiB, decoder.cpp).
+__device__ __forceinline__ uint32_t fieldAt(const uint32_t* __restrict__ w, uint32_t bit, int bits) {
   if (bits == 0) return 0;
-  const uint64_t i = bit >> 5;
+  const uint32_t i = bit >> 5;
   const int sh = int(bit & 31);
   uint32_t v = __ldg(w + i) >> sh;
   if (sh + bits > 32) v |= __ldg(w + i + 1) << (32 - sh);
   return v & ((1u << bits) - 1u);
 }
 
-// The same, from a block's shared copy of a word run.
-__device__ __forceinline__ uint32_t sharedField(const uint32_t* w, uint32_t bit, int bits) {
+// The same from a shared copy of a word run whose word after the last field exists (it may hold
+// anything: the mask drops its bits). `mask` = 2^bits - 1.
+__device__ __forceinline__ uint32_t sharedField(const uint32_t* w, uint32_t bit, uint32_t mask) {
   const uint32_t i = bit >> 5;
-  const int sh = int(bit & 31);
-  uint32_t v = w[i] >> sh;
-  if (sh + bits > 32) v |= w[i + 1] << (32 - sh);
-  return v & ((1u << bits) - 1u);
+  return __funnelshift_r(w[i], w[i + 1], bit & 31u) & mask;
 }
 
 // layout.h's loadSegment, reading the stream's words directly (section A starts at bit 256).
 __device__ void loadSegmentDev(const PatchDesc& p, const uint32_t* __restrict__ s, int sx, int sy,
                                SegmentControls& c) {
   const int cb = p.cornerBits, eb = p.edgeBits, zb = p.centreBits;
-  const uint64_t cw = uint64_t(p.segX) + 1;
-  const uint64_t a0 = uint64_t(hfpac::kHeaderBytes) * 8;
+  const uint32_t cw = uint32_t(p.segX) + 1;
+  constexpr uint32_t a0 = uint32_t(hfpac::kHeaderBytes) * 8;
   auto corner = [&](int i, int j) {
-    return int32_t(p.base) + int32_t(fieldAt(s, a0 + (uint64_t(j) * cw + i) * cb, cb));
+    return int32_t(p.base) + int32_t(fieldAt(s, a0 + (uint32_t(j) * cw + uint32_t(i)) * uint32_t(cb), cb));
   };
   c.p[0][0] = corner(sx, sy);
   c.p[0][2] = corner(sx + 1, sy);
   c.p[2][0] = corner(sx, sy + 1);
   c.p[2][2] = corner(sx + 1, sy + 1);
   auto hedge = [&](int i, int j) {
-    return unzigzag(fieldAt(s, p.hedgeBit + (uint64_t(j) * p.segX + i) * eb, eb));
+    return unzigzag(fieldAt(s, p.hedgeBit + (uint32_t(j) * p.segX + uint32_t(i)) * uint32_t(eb), eb));
   };
   auto vedge = [&](int i, int j) {
-    return unzigzag(fieldAt(s, p.vedgeBit + (uint64_t(j) * cw + i) * eb, eb));
+    return unzigzag(fieldAt(s, p.vedgeBit + (uint32_t(j) * cw + uint32_t(i)) * uint32_t(eb), eb));
   };
   c.p[0][1] = edgeFromOffset(c.p[0][0], c.p[0][2], hedge(sx, sy));
   c.p[2][1] = edgeFromOffset(c.p[2][0], c.p[2][2], hedge(sx, sy + 1));
   c.p[1][0] = edgeFromOffset(c.p[0][0], c.p[2][0], vedge(sx, sy));
   c.p[1][2] = edgeFromOffset(c.p[0][2], c.p[2][2], vedge(sx + 1, sy));
   c.p[1][1] = centreBase(c) +
-              unzigzag(fieldAt(s, p.centreBit + (uint64_t(sy) * p.segX + sx) * zb, zb));
+              unzigzag(fieldAt(s, p.centreBit + (uint32_t(sy) * p.segX + uint32_t(sx)) * uint32_t(zb), zb));
 }
 
+// Destination access. Linear: `row` points at sample (0, y) of the patch's rows.
 template <bool kSurface>
-__device__ __forceinline__ uint16_t loadDst(const PatchDesc& p, uint16_t* linear,
+__device__ __forceinline__ uint16_t loadDst(const PatchDesc& p, const uint16_t* row,
                                             const SurfaceParams& surf, int x, int y) {
   if constexpr (kSurface) {
     unsigned short v;
     surf2Dread(&v, surf.s[p.surface], (p.dstX + x) * int(sizeof(unsigned short)), p.dstY + y);
     return v;
   } else {
-    return linear[p.dstOffset + uint64_t(y) * p.dstPitch + uint64_t(x)];
+    return row[x];
   }
 }
 
 template <bool kSurface>
-__device__ __forceinline__ void storeDst(const PatchDesc& p, uint16_t* linear,
+__device__ __forceinline__ void storeDst(const PatchDesc& p, uint16_t* row,
                                          const SurfaceParams& surf, int x, int y, uint16_t v) {
   if constexpr (kSurface) {
     surf2Dwrite(static_cast<unsigned short>(v), surf.s[p.surface],
                 (p.dstX + x) * int(sizeof(unsigned short)), p.dstY + y);
   } else {
-    linear[p.dstOffset + uint64_t(y) * p.dstPitch + uint64_t(x)] = v;
+    row[x] = v;
   }
 }
 
-template <Mode kMode, bool kSurface>
-__global__ void __launch_bounds__(kThreads)
+// Barrier of one area's group: the whole block when it holds one group, else named barrier
+// 1 + g over the group's two warps (groups never wait for each other, and a group may leave
+// early as a whole).
+template <int kGroups>
+__device__ __forceinline__ void groupSync(int g) {
+  if constexpr (kGroups == 1) {
+    __syncthreads();
+  } else {
+    // Immediate barrier ids (a register id would reserve all 16 of the block's barriers).
+    switch (g) {
+      case 0: asm volatile("bar.sync 1, %0;" ::"n"(kGroupThreads) : "memory"); break;
+      case 1: asm volatile("bar.sync 2, %0;" ::"n"(kGroupThreads) : "memory"); break;
+      case 2: asm volatile("bar.sync 3, %0;" ::"n"(kGroupThreads) : "memory"); break;
+      default: asm volatile("bar.sync 4, %0;" ::"n"(kGroupThreads) : "memory"); break;
+    }
+  }
+}
+
+template <Mode kMode, bool kSurface, int kGroups>
+__global__ void __launch_bounds__(kGroups * kGroupThreads, kResidentThreads / (kGroups * kGroupThreads))
     decodeAreas(const PatchDesc* __restrict__ patches, const AreaDesc* __restrict__ areas,
-                const uint32_t* __restrict__ words, uint32_t* __restrict__ flags,
+                uint64_t areaCount, const uint32_t* __restrict__ words, uint32_t* __restrict__ flags,
                 uint16_t* __restrict__ linear, const __grid_constant__ SurfaceParams surf) {
   constexpr bool kResiduals = kMode != Mode::L1;
   constexpr bool kLows = kMode == Mode::All || kMode == Mode::Refine;
 
-  __shared__ SegmentControls nets[kMaxAreaSegments];
-  __shared__ int32_t corr[kThreads];
-  __shared__ uint32_t lows[kMaxLowWords + 1];
+  __shared__ GroupShared shared[kGroups];
+  const int g = int(threadIdx.x) / kGroupThreads;  // uniform per warp
+  const uint64_t area = uint64_t(blockIdx.x) * kGroups + uint64_t(g);
+  if (area >= areaCount) return;  // the whole group
+  GroupShared& m = shared[g];
 
-  const AreaDesc ad = areas[blockIdx.x];
-  const PatchDesc& pg = patches[ad.patch];
-  const PatchDesc p = pg;
+  const AreaDesc ad = areas[area];
+  const PatchDesc p = patches[ad.patch];
   const uint32_t* __restrict__ s = words + p.streamWord;
 
-  const int t = int(threadIdx.x);
-  const int lx = t & (kArea - 1), ly = t >> 4;
+  const int t = int(threadIdx.x) % kGroupThreads;
+  const int lx = t & (kArea - 1), ly0 = (t >> 4) * kRowsPerThread;
   const int x0 = int(ad.ax) * kArea, y0 = int(ad.ay) * kArea;
   const int aw = min(kArea, int(p.width) - x0), ah = min(kArea, int(p.height) - y0);
-  const bool inside = lx < aw && ly < ah;
-  const int x = x0 + lx, y = y0 + ly;
+  const int x = x0 + lx, yb = y0 + ly0;
+  const int rows = lx < aw ? min(kRowsPerThread, ah - ly0) : 0;  // this thread's points
+  uint16_t* row = nullptr;
+  if constexpr (!kSurface) row = linear + (p.dstOffset + uint64_t(yb) * p.dstPitch);
 
-  if (p.kind == kKindFlat) {
-    if (inside) storeDst<kSurface>(p, linear, surf, x, y, uint16_t(p.base ^ p.flip));
+  if (p.kind == kKindFlat || ad.maskCode == hfpac::detail::kMaskAll) {
+    const uint16_t v = p.kind == kKindFlat ? uint16_t(p.base ^ p.flip) : p.maskOut;
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k)
+      if (k < rows) storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(p.dstPitch)), surf, x, yb + k, v);
     return;
   }
   if (p.kind == kKindStored) {
     // Every layer of a stored patch is exact (refine rewrites the same values).
-    if (inside) {
-      const uint64_t bit = ad.lowBit + (uint64_t(y) * p.width + uint64_t(x)) * hfpac::kMaxBits;
-      storeDst<kSurface>(p, linear, surf, x, y, uint16_t(fieldAt(s, bit, hfpac::kMaxBits) ^ p.flip));
-    }
-    return;
-  }
-  if (ad.maskCode == hfpac::detail::kMaskAll) {
-    if (inside) storeDst<kSurface>(p, linear, surf, x, y, p.maskOut);
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k)
+      if (k < rows) {
+        const uint32_t bit = ad.lowBit + (uint32_t(yb + k) * p.width + uint32_t(x)) * hfpac::kMaxBits;
+        storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(p.dstPitch)), surf, x, yb + k,
+                           uint16_t(fieldAt(s, bit, hfpac::kMaxBits) ^ p.flip));
+      }
     return;
   }
 
@@ -165,72 +212,399 @@ __global__ void __launch_bounds__(kThreads)
 
   // 1. control nets (not needed for refine: the destination holds the layer-1 prediction).
   if constexpr (kMode != Mode::Refine) {
-    if (t < nsx * (sy1 - sy0 + 1)) loadSegmentDev(p, s, sx0 + t % nsx, sy0 + t / nsx, nets[t]);
+    if (t < nsx * (sy1 - sy0 + 1)) loadSegmentDev(p, s, sx0 + t % nsx, sy0 + t / nsx, m.nets[t]);
   }
   // 2. prominent corrections, saturated to +-2^18: a valid stream has |high * 2^b| <= 2^17, and
   //    with |P|, |low - half| < 2^16 the clamped result is the same as with the exact value.
   const bool hasCorr = kResiduals && ad.count > 0;
   if (hasCorr) {
-    corr[t] = 0;
-    __syncthreads();
-    if (t < ad.count) {
-      const uint8_t pos = reinterpret_cast<const uint8_t*>(s)[ad.posByte + uint32_t(t)];
+#pragma unroll
+    for (int k = 0; k < kRowsPerThread; ++k) m.corr[t + k * kGroupThreads] = 0;
+    groupSync<kGroups>(g);
+    for (int e = t; e < int(ad.count); e += kGroupThreads) {
+      const uint8_t pos = reinterpret_cast<const uint8_t*>(s)[ad.posByte + uint32_t(e)];
       const int32_t high =
-          unzigzag(fieldAt(s, uint64_t(ad.highBit) + uint64_t(t) * p.highBits, p.highBits) + 1u);
+          unzigzag(fieldAt(s, ad.highBit + uint32_t(e) * p.highBits, p.highBits) + 1u);
       int64_t c = int64_t(high) * (int64_t(1) << b);
       constexpr int64_t kSat = int64_t(1) << 18;
       c = c < -kSat ? -kSat : (c > kSat ? kSat : c);
-      corr[pos] = int32_t(c);
+      m.corr[pos] = int32_t(c);
     }
   }
-  // 3. the area's low fields, one coalesced run of words.
-  uint32_t lowShift = 0;
+  // 3. the area's low fields, one coalesced run of words (and its word after: 0).
   if (kLows && b > 0) {
     const uint32_t firstWord = ad.lowBit >> 5;
-    const uint32_t lastWord = (ad.lowBit + uint32_t(points * b) - 1u) >> 5;
-    lowShift = ad.lowBit & 31u;
-    for (uint32_t w = uint32_t(t); w <= lastWord - firstWord; w += kThreads)
-      lows[w] = __ldg(s + firstWord + w);
+    const uint32_t count = ((ad.lowBit + uint32_t(points * b) - 1u) >> 5) - firstWord + 1u;
+    for (uint32_t w = uint32_t(t); w < count; w += kGroupThreads) m.lows[w] = __ldg(s + firstWord + w);
+    if (t == 0) m.lows[count] = 0;
+  }
+  // 3b. the mask bitmap of a mixed area (aw * ah bits).
+  const bool bitmap = ad.maskCode == hfpac::detail::kMaskBitmap;
+  if (bitmap) {
+    const uint32_t firstWord = ad.maskBit >> 5;
+    const uint32_t count = ((ad.maskBit + uint32_t(points) - 1u) >> 5) - firstWord + 1u;
+    if (uint32_t(t) < count) m.mask[t] = __ldg(s + firstWord + t);
+    if (t == 0) m.mask[count] = 0;
+  }
+  groupSync<kGroups>(g);
+  if (rows <= 0) return;
+
+  // Layer 1 along this thread's column: one segment for all its rows.
+  int64_t sum = 0, step = 0, step2 = 0;
+  if constexpr (kMode != Mode::Refine) {
+    const int i = min(x >> segLog, int(p.segX) - 1), j = min(yb >> segLog, int(p.segY) - 1);
+    const ColumnPoly cp =
+        columnPoly(m.nets[(j - sy0) * nsx + (i - sx0)].p, x - (i << segLog), segLog);
+    const int c0 = yb - (j << segLog);
+    sum = polyAt(cp, c0);
+    step = polyStep(cp, c0);
+    step2 = 2 * cp.q;
+  }
+  const uint32_t lowMask = (1u << b) - 1u;
+  const int32_t half = halfStep(b);
+  const uint32_t lowShift = ad.lowBit & 31u, maskShift = ad.maskBit & 31u;
+#pragma unroll
+  for (int k = 0; k < kRowsPerThread; ++k) {
+    if (k < rows) {
+      const int y = yb + k;
+      uint16_t* r = kSurface ? nullptr : row + k * uint64_t(p.dstPitch);
+      const int index = (ly0 + k) * aw + lx;  // raster order inside the area (layer 3, mask bitmap)
+      if (bitmap && sharedField(m.mask, maskShift + uint32_t(index), 1u)) {
+        storeDst<kSurface>(p, r, surf, x, y, p.maskOut);
+      } else {
+        int32_t v;
+        if constexpr (kMode == Mode::Refine) {
+          v = int32_t(loadDst<kSurface>(p, r, surf, x, y) ^ p.flip);
+        } else {
+          v = predictionOf(sum, segLog);
+        }
+        if (hasCorr) v += m.corr[(ly0 + k) * kArea + lx];
+        if constexpr (kLows) {
+          if (b > 0) v += int32_t(sharedField(m.lows, lowShift + uint32_t(index * b), lowMask)) - half;
+        }
+        if (v < 0 || v > 65535) {
+          if constexpr (kLows) atomicOr(flags + ad.patch, kFlagOutOfRange);
+          v = v < 0 ? 0 : 65535;
+        }
+        storeDst<kSurface>(p, r, surf, x, y, uint16_t(uint16_t(v) ^ p.flip));
+      }
+    }
+    sum += step;
+    step += step2;
+  }
+}
+
+// ---------------------------------------------------------------- strip kernel
+//
+// decodeStrips: one block of kStripThreads threads per chunk of a strip (gpu/decode_math.h,
+// stripChunkAreas: up to 9 areas of one 16-row strip of a patch, 144 x 16 points; a 129 x 129
+// patch is 9 chunks, its 1-wide last area column folded into the chunk). The work unit is the
+// area kernel's: one column x four rows (rows start at multiples of 4, so they never leave one
+// segment), numbered column-fastest over the whole chunk, so the lanes of a warp hold 32
+// neighbouring columns (whole store rows) and the 1-wide areas no longer run a group nearly
+// empty. The per-area arithmetic is the area kernel's, bit for bit; only the setup is shared by
+// the chunk: the control nets of every segment the chunk touches, one 16 x 144 correction table,
+// the chunk's low fields as ONE coalesced run of words (the areas of a strip are consecutive in
+// layer-3 order) and the mask bitmaps.
+//
+// Finding the chunks needs no host list: block b scans the AreaDescs b * kStripRange ..
+// + kStripRange - 1 and decodes every chunk that STARTS there (a 129-wide batch: exactly one).
+constexpr int kStripThreads = 192;                      // 6 warps: 516 units of a 129-wide strip
+constexpr int kStripRange = kStripMaxAreas;             // AreaDescs scanned per block
+constexpr int kStripCols = kStripMaxAreas * kArea;      // 144
+constexpr int kStripMaxNets = (kStripCols / 4 + 1) * 4; // segments of n = 4 a chunk touches
+constexpr int kStripLowWords = (kStripCols * kArea * hfpac::kMaxBits) / 32 + 2;
+constexpr int kMaskSlot = kMaxMaskWords + 1;
+static_assert(kStripRange <= 32, "one warp scans the block's AreaDescs");
+
+struct StripArea {   // what the units read of their area
+  uint32_t lowShift;   // first low field, bits from the start of the shared run
+  uint32_t maskShift;  // first bitmap bit inside its first word
+  uint32_t corrFirst;  // entries of the areas before this one (flattened scatter)
+  uint16_t count;
+  uint8_t bits, maskCode;
+};
+
+struct StripShared {
+  SegmentControls nets[kStripMaxNets];
+  int32_t corr[kArea * kStripCols];  // [row][chunk column]
+  uint32_t lows[kStripLowWords + 1];
+  uint32_t mask[kStripMaxAreas * kMaskSlot];
+  AreaDesc ad[kStripMaxAreas];
+  StripArea sa[kStripMaxAreas];
+  PatchDesc p;
+  uint32_t lowFirstWord, lowWords, corrTotal;
+  int na;
+};
+
+template <Mode kMode, bool kSurface>
+__global__ void __launch_bounds__(kStripThreads, kResidentThreads / kStripThreads)
+    decodeStrips(const PatchDesc* __restrict__ patches, const AreaDesc* __restrict__ areas,
+                 uint64_t areaCount, const uint32_t* __restrict__ words, uint32_t* __restrict__ flags,
+                 uint16_t* __restrict__ linear, const __grid_constant__ SurfaceParams surf) {
+  constexpr bool kResiduals = kMode != Mode::L1;
+  constexpr bool kLows = kMode == Mode::All || kMode == Mode::Refine;
+  __shared__ StripShared m;
+  __shared__ uint32_t starts;
+  const int t = int(threadIdx.x);
+  const uint64_t first = uint64_t(blockIdx.x) * kStripRange;
+  if (t < 32) {
+    bool start = false;
+    if (t < kStripRange && first + uint64_t(t) < areaCount) {
+      const AreaDesc& ad = areas[first + uint64_t(t)];
+      const int areasX = (int(patches[ad.patch].width) + kArea - 1) / kArea;
+      start = int(ad.ax) % stripChunkAreas(areasX) == 0;
+    }
+    const uint32_t ballot = __ballot_sync(0xffffffffu, start);
+    if (t == 0) starts = ballot;
   }
   __syncthreads();
-  if (!inside) return;
+  uint32_t todo = starts;
+  while (todo != 0) {
+    const uint64_t i0 = first + uint64_t(__ffs(todo) - 1);
+    todo &= todo - 1;
+    __syncthreads();  // the previous chunk is done with the shared memory
+    // Setup 1: the chunk's descriptors.
+    if (t < kStripMaxAreas) {
+      const AreaDesc a0 = areas[i0];
+      const int width = int(patches[a0.patch].width);
+      const int areasX = (width + kArea - 1) / kArea;
+      const int na = min(stripChunkAreas(areasX), areasX - int(a0.ax));
+      if (t < na) m.ad[t] = areas[i0 + uint64_t(t)];
+      if (t == 0) {
+        m.p = patches[a0.patch];
+        m.na = na;
+      }
+    }
+    __syncthreads();
+    const int na = m.na;
+    const uint32_t patchIndex = m.ad[0].patch;
+    const int x0 = int(m.ad[0].ax) * kArea, y0 = int(m.ad[0].ay) * kArea;
+    const int width = int(m.p.width);
+    const int cw = min(na * kArea, width - x0), ah = min(kArea, int(m.p.height) - y0);
+    const int kind = m.p.kind;
+    const bool coded = kind == kKindCoded;
+    const uint32_t* __restrict__ s = words + m.p.streamWord;
+    if (t == 0 && coded) {
+      uint32_t corrTotal = 0, lowEnd = m.ad[0].lowBit;
+      for (int a = 0; a < na; ++a) {
+        const AreaDesc& ad = m.ad[a];
+        const int aw = min(kArea, width - (x0 + a * kArea));
+        lowEnd = max(lowEnd, ad.lowBit + uint32_t(aw * ah * int(ad.bits)));
+        StripArea sa;
+        sa.lowShift = ad.lowBit - (m.ad[0].lowBit & ~31u);
+        sa.maskShift = ad.maskBit & 31u;
+        sa.corrFirst = corrTotal;
+        sa.count = ad.count;
+        sa.bits = ad.bits;
+        sa.maskCode = ad.maskCode;
+        m.sa[a] = sa;
+        corrTotal += ad.count;
+      }
+      m.lowFirstWord = m.ad[0].lowBit >> 5;
+      m.lowWords = lowEnd > m.ad[0].lowBit
+                       ? min(((lowEnd - 1u) >> 5) - (m.ad[0].lowBit >> 5) + 1u, uint32_t(kStripLowWords))
+                       : 0u;
+      m.corrTotal = kResiduals ? corrTotal : 0u;
+    }
+    __syncthreads();
+    if (coded) {
+      const int segLog = m.p.segLog, segX = m.p.segX, segY = m.p.segY;
+      // Setup 2: control nets (not for refine: the destination holds the prediction).
+      if constexpr (kMode != Mode::Refine) {
+        const int sx0 = min(x0 >> segLog, segX - 1), sx1 = min((x0 + cw - 1) >> segLog, segX - 1);
+        const int sy0 = min(y0 >> segLog, segY - 1), sy1 = min((y0 + ah - 1) >> segLog, segY - 1);
+        const int nsx = sx1 - sx0 + 1, nets = nsx * (sy1 - sy0 + 1);
+        for (int q = t; q < nets; q += kStripThreads)
+          loadSegmentDev(m.p, s, sx0 + q % nsx, sy0 + q / nsx, m.nets[q]);
+      }
+      // Setup 3: prominent corrections, saturated as in the area kernel.
+      const uint32_t corrTotal = m.corrTotal;
+      if (corrTotal > 0) {
+        for (int q = t; q < kArea * kStripCols; q += kStripThreads) m.corr[q] = 0;
+        __syncthreads();
+        for (uint32_t e = uint32_t(t); e < corrTotal; e += kStripThreads) {
+          int a = 0;
+          while (a + 1 < na && m.sa[a + 1].corrFirst <= e) ++a;
+          const AreaDesc& ad = m.ad[a];
+          const uint32_t k = e - m.sa[a].corrFirst;
+          const uint8_t pos = reinterpret_cast<const uint8_t*>(s)[ad.posByte + k];
+          const int32_t high = unzigzag(fieldAt(s, ad.highBit + k * m.p.highBits, m.p.highBits) + 1u);
+          int64_t c = int64_t(high) * (int64_t(1) << ad.bits);
+          constexpr int64_t kSat = int64_t(1) << 18;
+          c = c < -kSat ? -kSat : (c > kSat ? kSat : c);
+          m.corr[(pos >> 4) * kStripCols + a * kArea + (pos & 15)] = int32_t(c);
+        }
+      }
+      // Setup 4: the chunk's low fields (one run) and the word after it.
+      if constexpr (kLows) {
+        const uint32_t n = m.lowWords, w0 = m.lowFirstWord;
+        for (uint32_t w = uint32_t(t); w < n; w += kStripThreads) m.lows[w] = __ldg(s + w0 + w);
+        if (t == 0) m.lows[n] = 0;
+      }
+      // Setup 5: mask bitmaps of the mixed areas.
+      for (int q = t; q < na * kMaskSlot; q += kStripThreads) {
+        const int a = q / kMaskSlot, w = q - a * kMaskSlot;
+        const AreaDesc& ad = m.ad[a];
+        if (ad.maskCode != hfpac::detail::kMaskBitmap) continue;
+        const int aw = min(kArea, width - (x0 + a * kArea));
+        const uint32_t fw = ad.maskBit >> 5;
+        const int count = int(((ad.maskBit + uint32_t(aw * ah) - 1u) >> 5) - fw + 1u);
+        if (w < count) m.mask[q] = __ldg(s + fw + uint32_t(w));
+        else if (w == count) m.mask[q] = 0;
+      }
+      __syncthreads();
+    }
 
-  const int index = ly * aw + lx;  // raster order inside the area (layer 3, mask bitmap)
-  if (ad.maskCode == hfpac::detail::kMaskBitmap && fieldAt(s, uint64_t(ad.maskBit) + index, 1)) {
-    storeDst<kSurface>(p, linear, surf, x, y, p.maskOut);
-    return;
+    // The units: column xc of the chunk, rows 4 qr .. 4 qr + 3 of the strip.
+    const int units = cw * ((ah + 3) >> 2);
+    for (int u = t; u < units; u += kStripThreads) {
+      const int qr = u / cw, xc = u - qr * cw;
+      const int a = xc >> 4, lx = xc & (kArea - 1), ly0 = qr * kRowsPerThread;
+      const int x = x0 + xc, yb = y0 + ly0;
+      const int rows = min(kRowsPerThread, ah - ly0);
+      const PatchDesc& p = m.p;
+      uint16_t* row = nullptr;
+      if constexpr (!kSurface) row = linear + (p.dstOffset + uint64_t(yb) * p.dstPitch);
+      if (kind == kKindFlat || (coded && m.sa[a].maskCode == hfpac::detail::kMaskAll)) {
+        const uint16_t v = kind == kKindFlat ? uint16_t(p.base ^ p.flip) : p.maskOut;
+#pragma unroll
+        for (int k = 0; k < kRowsPerThread; ++k)
+          if (k < rows) storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(p.dstPitch)), surf, x, yb + k, v);
+        continue;
+      }
+      if (kind == kKindStored) {
+        const uint32_t lowBit = m.ad[a].lowBit;
+#pragma unroll
+        for (int k = 0; k < kRowsPerThread; ++k)
+          if (k < rows) {
+            const uint32_t bit = lowBit + (uint32_t(yb + k) * p.width + uint32_t(x)) * hfpac::kMaxBits;
+            storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(p.dstPitch)), surf, x, yb + k,
+                               uint16_t(fieldAt(s, bit, hfpac::kMaxBits) ^ p.flip));
+          }
+        continue;
+      }
+      const StripArea sa = m.sa[a];
+      const int aw = min(kArea, width - (x0 + a * kArea));
+      const int segLog = p.segLog;
+      int64_t sum = 0, step = 0, step2 = 0;
+      if constexpr (kMode != Mode::Refine) {
+        const int segX = p.segX, segY = p.segY;
+        const int sx0 = min(x0 >> segLog, segX - 1), sy0 = min(y0 >> segLog, segY - 1);
+        const int nsx = min((x0 + cw - 1) >> segLog, segX - 1) - sx0 + 1;
+        const int i = min(x >> segLog, segX - 1), j = min(yb >> segLog, segY - 1);
+        const ColumnPoly cp = columnPoly(m.nets[(j - sy0) * nsx + (i - sx0)].p, x - (i << segLog), segLog);
+        const int c0 = yb - (j << segLog);
+        sum = polyAt(cp, c0);
+        step = polyStep(cp, c0);
+        step2 = 2 * cp.q;
+      }
+      const int b = sa.bits;
+      const bool hasCorr = kResiduals && sa.count > 0;
+      const bool bitmap = sa.maskCode == hfpac::detail::kMaskBitmap;
+      const uint32_t lowMask = (1u << b) - 1u;
+      const int32_t half = halfStep(b);
+      const uint32_t* mask = m.mask + a * kMaskSlot;
+#pragma unroll
+      for (int k = 0; k < kRowsPerThread; ++k) {
+        if (k < rows) {
+          const int y = yb + k;
+          uint16_t* r = kSurface ? nullptr : row + k * uint64_t(p.dstPitch);
+          const int index = (ly0 + k) * aw + lx;  // raster order inside the area
+          if (bitmap && sharedField(mask, sa.maskShift + uint32_t(index), 1u)) {
+            storeDst<kSurface>(p, r, surf, x, y, p.maskOut);
+          } else {
+            int32_t v;
+            if constexpr (kMode == Mode::Refine) {
+              v = int32_t(loadDst<kSurface>(p, r, surf, x, y) ^ p.flip);
+            } else {
+              v = predictionOf(sum, segLog);
+            }
+            if (hasCorr) v += m.corr[(ly0 + k) * kStripCols + xc];
+            if constexpr (kLows) {
+              if (b > 0) v += int32_t(sharedField(m.lows, sa.lowShift + uint32_t(index * b), lowMask)) - half;
+            }
+            if (v < 0 || v > 65535) {
+              if constexpr (kLows) atomicOr(flags + patchIndex, kFlagOutOfRange);
+              v = v < 0 ? 0 : 65535;
+            }
+            storeDst<kSurface>(p, r, surf, x, y, uint16_t(uint16_t(v) ^ p.flip));
+          }
+        }
+        sum += step;
+        step += step2;
+      }
+    }
   }
-  int32_t v;
-  if constexpr (kMode == Mode::Refine) {
-    v = int32_t(loadDst<kSurface>(p, linear, surf, x, y) ^ p.flip);
-  } else {
-    const int i = min(x >> segLog, int(p.segX) - 1), j = min(y >> segLog, int(p.segY) - 1);
-    v = evalSegment(nets[(j - sy0) * nsx + (i - sx0)], x - (i << segLog), y - (j << segLog), segLog);
+}
+
+template <Mode kMode>
+void launchStrips(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t stream) {
+  // A chunk belongs to the block whose range holds its first AreaDesc; it may reach past a
+  // piece's end (the AreaDescs are one array).
+  constexpr uint64_t kMaxAreas = 0x7fffffffull * kStripRange;
+  for (uint64_t first = 0; first < l.areaCount; first += kMaxAreas) {
+    const uint64_t n = l.areaCount - first < kMaxAreas ? l.areaCount - first : kMaxAreas;
+    const unsigned blocks = unsigned((n + kStripRange - 1) / kStripRange);
+    if (l.linear)
+      decodeStrips<kMode, false><<<blocks, kStripThreads, 0, stream>>>(
+          l.patches, l.areas + first, n, l.words, l.flags, l.linear, surf);
+    else
+      decodeStrips<kMode, true><<<blocks, kStripThreads, 0, stream>>>(
+          l.patches, l.areas + first, n, l.words, l.flags, nullptr, surf);
+    CUDA_CHECK(cudaGetLastError());
   }
-  if (hasCorr) v += corr[ly * kArea + lx];
-  if constexpr (kLows) {
-    if (b > 0) v += int32_t(sharedField(lows, lowShift + uint32_t(index * b), b)) - halfStep(b);
+}
+
+// HFGPU_DECODE_KERNEL=area|strip picks the layered-coding kernel (default strip; both decode
+// the same bits).
+bool useStripKernel() {
+  static const bool strip = [] {
+    const char* env = std::getenv("HFGPU_DECODE_KERNEL");
+    return !(env && std::string_view(env) == "area");
+  }();
+  return strip;
+}
+
+// Areas per block (groups of 64 threads): HFGPU_DECODE_GROUPS=1|2|4 overrides the default (a
+// tuning knob for benchmarks; every value decodes the same).
+int groupsPerBlock() {
+  static const int groups = [] {
+    const char* env = std::getenv("HFGPU_DECODE_GROUPS");
+    const int v = env ? std::atoi(env) : 0;
+    return (v == 1 || v == 2 || v == 4) ? v : kDefaultGroups;
+  }();
+  return groups;
+}
+
+template <Mode kMode, int kGroups>
+void launchGroups(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t stream) {
+  // Grid x holds up to 2^31 - 1 blocks; larger batches go in pieces.
+  constexpr uint64_t kMaxAreas = 0x7fffffffull * kGroups;
+  for (uint64_t first = 0; first < l.areaCount; first += kMaxAreas) {
+    const uint64_t n = l.areaCount - first < kMaxAreas ? l.areaCount - first : kMaxAreas;
+    const unsigned blocks = unsigned((n + kGroups - 1) / kGroups);
+    constexpr unsigned threads = kGroups * kGroupThreads;
+    if (l.linear)
+      decodeAreas<kMode, false, kGroups><<<blocks, threads, 0, stream>>>(
+          l.patches, l.areas + first, n, l.words, l.flags, l.linear, surf);
+    else
+      decodeAreas<kMode, true, kGroups><<<blocks, threads, 0, stream>>>(
+          l.patches, l.areas + first, n, l.words, l.flags, nullptr, surf);
+    CUDA_CHECK(cudaGetLastError());
   }
-  if (v < 0 || v > 65535) {
-    if constexpr (kLows) atomicOr(flags + ad.patch, kFlagOutOfRange);
-    v = v < 0 ? 0 : 65535;
-  }
-  storeDst<kSurface>(p, linear, surf, x, y, uint16_t(uint16_t(v) ^ p.flip));
 }
 
 template <Mode kMode>
 void launchMode(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t stream) {
-  // Grid x holds up to 2^31 - 1 blocks; larger batches go in pieces.
-  constexpr uint64_t kMaxGrid = 0x7fffffffull;
-  for (uint64_t first = 0; first < l.areaCount; first += kMaxGrid) {
-    const unsigned blocks = unsigned(l.areaCount - first < kMaxGrid ? l.areaCount - first : kMaxGrid);
-    if (l.linear)
-      decodeAreas<kMode, false><<<blocks, kThreads, 0, stream>>>(l.patches, l.areas + first, l.words,
-                                                                 l.flags, l.linear, surf);
-    else
-      decodeAreas<kMode, true><<<blocks, kThreads, 0, stream>>>(l.patches, l.areas + first, l.words,
-                                                                l.flags, nullptr, surf);
-    CUDA_CHECK(cudaGetLastError());
+  if (useStripKernel()) {
+    launchStrips<kMode>(l, surf, stream);
+    return;
+  }
+  switch (groupsPerBlock()) {
+    case 1: launchGroups<kMode, 1>(l, surf, stream); break;
+    case 4: launchGroups<kMode, 4>(l, surf, stream); break;
+    default: launchGroups<kMode, 2>(l, surf, stream); break;
   }
 }
 

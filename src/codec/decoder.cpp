@@ -489,9 +489,10 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
         for (int ly = 0; ly < ah; ++ly) std::fill_n(origin + size_t(ly) * stride, aw, maskOut);
         continue;
       }
-      // Fast path: lossless, full-width area, no mask bitmap, and slack after the area's fields.
-      if (kLittleEndianHost && lossless && aw == kAreaSide && maskCode == kMaskNone &&
-          (lowBit >> 3) + 8 <= s.lowsBytes) {
+      // Fast path: lossless, full-width area, and slack after the area's fields. Masked points
+      // of a bitmap area are overwritten afterwards: a valid stream gives them residual 0, so
+      // the range check cannot trip on them (a corrupt one may, which is an error anyway).
+      if (kLittleEndianHost && lossless && aw == kAreaSide && (lowBit >> 3) + 8 <= s.lowsBytes) {
         // Prominent corrections, only for areas that have some.
         int32_t corr[kAreaSide * kAreaSide];
         if (count > 0) {
@@ -512,6 +513,12 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
           uint16_t* row = origin + size_t(ly) * stride;
           bad |= avx2 ? lowRow16Avx2(s.lowsBase, rowBit, b, corrRow, row, s.flip)
                       : lowRow(s.lowsBase, rowBit, corrRow, row, s.flip);
+          if (maskCode == kMaskBitmap) {
+            const uint32_t bits = s.maskBitmaps.field(bitmapBit, kAreaSide);
+            bitmapBit += kAreaSide;
+            for (int lx = 0; lx < kAreaSide; ++lx)
+              if (bits >> lx & 1u) row[lx] = maskOut;
+          }
         }
         if (bad) return Status::OutOfRange;
         continue;
@@ -554,11 +561,10 @@ namespace detail {
 
 Status indexStream(const uint8_t* data, size_t size, StreamIndex& out) {
   out.areas.clear();
+  out.blockBits.clear();
   if (data == nullptr) return Status::TruncatedHeader;
   Stream s;
   if (Status st = openStream(data, size, s, nullptr, &out.areas); st != Status::Ok) return st;
-  // The area tables describe layers 2 + 3; 2DRBUC streams have none (no parallel index yet).
-  if (s.h.isRbuc()) return Status::Unsupported;
   out.h = s.h;
   out.g = s.g;
   out.maskValue = s.maskValue;
@@ -572,6 +578,14 @@ Status indexStream(const uint8_t* data, size_t size, StreamIndex& out) {
   }
   const uint64_t sectionB = uint64_t(kHeaderBytes) + s.h.layer1Bytes;
   out.maskBitmaps = s.h.isMasked() ? sectionB + 4 + maskCodesBytes(s.g) : 0;
+  if (s.h.isRbuc()) {
+    // No layer-2 list; the residuals are found through the (validated) block index.
+    out.positions = out.highs = 0;
+    out.blockBits.resize(size_t(s.g.blocks));
+    for (uint64_t k = 0; k < s.g.blocks; ++k)
+      out.blockBits[size_t(k)] = s.blockOffsets.field(k * uint64_t(s.offsetBits), s.offsetBits);
+    return Status::Ok;
+  }
   out.positions = uint64_t(s.positions - data);
   out.highs = out.positions + sectionBytes(s.prominent * 8);
   return Status::Ok;

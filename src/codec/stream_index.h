@@ -13,7 +13,8 @@
 namespace hfpac::detail {
 
 // One 16 x 16 area, in area order k = q * Ax + p. Bit offsets are relative to the start of the
-// part they index (section D, the mask bitmaps part, the high-parts part).
+// part they index (section D, the mask bitmaps part, the high-parts part). In a 2DRBUC stream
+// only maskBit and maskCode are set (the residuals are indexed per block: StreamIndex::blockBits).
 struct AreaIndex {
   uint64_t lowBit = 0;     // first layer-3 field of the area, in section D
   uint64_t maskBit = 0;    // first bitmap bit (mask code 2 only), in the bitmaps part
@@ -36,6 +37,10 @@ struct StreamIndex {
   uint64_t sectionD = 0;          // layer-3 low fields (or the samples of a stored stream)
   uint64_t streamBytes = 0;       // 32 + A + B + D
   std::vector<AreaIndex> areas;   // g.areas entries (empty for flat and stored streams)
+  // 2DRBUC streams only (empty otherwise): the first bit of every 32 x 32 block in section D,
+  // in block order k = q * Bx + p (the block index of section B, validated: blocks back to back,
+  // each one inside section D). A 16 x 16 area (ax, ay) lies inside block (ax / 2, ay / 2).
+  std::vector<uint64_t> blockBits;
 };
 
 // Validates `data` like hfpac::decode() does and fills `out`. On a non-Ok status `out` is

@@ -2,19 +2,20 @@
 // (internal: shared by src/gpu/*.cpp and cuda/decode.cu; plain C++, no CUDA types).
 //
 // A prepared batch is ONE blob, uploaded with one copy:
-//   [BatchHeader][PatchDesc x patches][AreaDesc x areas][stream words]
+//   [BatchHeader][PatchDesc x patches][AreaDesc x areas][AreaDesc x rbucAreas][stream words]
 // Every stream starts on a 16-byte boundary of the stream words; all offsets in the descriptors
 // are relative to the stream's first byte (so a stream is limited to 512 MiB: bit offsets fit
 // in 32 bits) or to the blob. The kernel runs one thread block per 16 x 16 area of every
 // patch that validated; a patch whose stream is corrupt has no AreaDesc, so no thread ever
-// reads its bytes.
+// reads its bytes. The areas of 2DRBUC patches (kKindRbuc) come after all the others and are
+// decoded by their own kernel (cuda/decode_rbuc.cu), launched after the layered one.
 #pragma once
 
 #include <cstdint>
 
 namespace hfgpu::detail {
 
-enum PatchKind : uint8_t { kKindCoded = 0, kKindFlat = 1, kKindStored = 2 };
+enum PatchKind : uint8_t { kKindCoded = 0, kKindFlat = 1, kKindStored = 2, kKindRbuc = 3 };
 
 // Per-patch error flags written by the kernel (atomicOr).
 constexpr uint32_t kFlagOutOfRange = 1u;
@@ -52,6 +53,9 @@ struct AreaDesc {          // 32 bytes; one thread block each
   uint8_t maskCode;        // 0 none, 1 all, 2 bitmap
   uint32_t reserved;
 };
+// For a 2DRBUC area only patch, ax, ay, maskBit and maskCode are as above; lowBit is the first
+// bit (from the stream start) of the 32 x 32 block (ax / 2, ay / 2) that holds the area, and
+// count, bits, highBit and posByte are 0.
 static_assert(sizeof(AreaDesc) == 32, "AreaDesc layout");
 
 struct BatchHeader {       // 64 bytes at the start of the blob
@@ -61,7 +65,8 @@ struct BatchHeader {       // 64 bytes at the start of the blob
   uint64_t areaOffset;
   uint64_t wordsOffset;
   uint64_t wordsBytes;
-  uint64_t reserved[2];
+  uint64_t rbucAreas;      // 2DRBUC AreaDescs, right after the `areas` layered ones
+  uint64_t reserved;
 };
 static_assert(sizeof(BatchHeader) == 64, "BatchHeader layout");
 
@@ -77,6 +82,8 @@ struct DecodeLaunch {
   const uint32_t* words = nullptr;
   uint32_t* flags = nullptr;           // one per patch, cleared by the caller
   uint64_t areaCount = 0;
+  const AreaDesc* rbucAreas = nullptr; // the 2DRBUC areas (launchDecodeRbuc)
+  uint64_t rbucAreaCount = 0;
   Mode mode = Mode::All;
   uint16_t* linear = nullptr;          // linear target, or null for surfaces
   const unsigned long long* surfaces = nullptr;  // host array (copied into the launch)
@@ -86,5 +93,8 @@ struct DecodeLaunch {
 // Enqueues the decode kernel(s) on `stream` (a cudaStream_t passed as void* so that this
 // header stays free of CUDA types). Defined in cuda/decode.cu. Throws on launch errors.
 void launchDecode(const DecodeLaunch& launch, void* stream);
+// The same for the 2DRBUC areas (rbucAreas, rbucAreaCount); nothing when there are none.
+// Defined in cuda/decode_rbuc.cu.
+void launchDecodeRbuc(const DecodeLaunch& launch, void* stream);
 
 }  // namespace hfgpu::detail

@@ -46,6 +46,7 @@ struct DecodePlan::Impl {
   std::vector<hfpac::PatchInfo> infos;
   std::vector<PatchDesc> patches;
   std::vector<AreaDesc> areas;
+  std::vector<AreaDesc> rbucAreas;      // 2DRBUC patches' areas (their own kernel)
   std::vector<const uint8_t*> sources;  // stream bytes to copy (null for invalid patches)
   std::vector<uint64_t> sourceBytes;
   uint64_t wordsBytes = 0, points = 0, streamBytes = 0;
@@ -63,6 +64,7 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
   m.infos.assign(count, hfpac::PatchInfo{});
   m.patches.assign(count, PatchDesc{});
   m.areas.clear();
+  m.rbucAreas.clear();
   m.sources.assign(count, nullptr);
   m.sourceBytes.assign(count, 0);
   m.wordsBytes = m.points = m.streamBytes = 0;
@@ -95,7 +97,10 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
     d.base = h.base;
     d.flip = h.isSigned() ? 0x8000u : 0u;
     d.maskOut = uint16_t(idx.maskValue ^ d.flip);
-    d.kind = h.isFlat() ? detail::kKindFlat : (h.isStored() ? detail::kKindStored : detail::kKindCoded);
+    d.kind = h.isFlat()     ? detail::kKindFlat
+             : h.isStored() ? detail::kKindStored
+             : h.isRbuc()   ? detail::kKindRbuc
+                            : detail::kKindCoded;
     d.segLog = h.segLog;
     d.cornerBits = h.cornerBits;
     d.edgeBits = h.edgeBits;
@@ -115,7 +120,16 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
         a.patch = patchIndex;
         a.ax = uint16_t(ax);
         a.ay = uint16_t(ay);
-        if (d.kind == detail::kKindCoded) {
+        if (d.kind == detail::kKindRbuc) {
+          // Residuals through the block index: the area's block start; masks as layered.
+          const hfpac::detail::AreaIndex& e = idx.areas[size_t(ay) * size_t(g.areasX) + size_t(ax)];
+          a.lowBit = uint32_t(idx.sectionD * 8 +
+                              idx.blockBits[size_t(ay / 2) * size_t(g.blocksX) + size_t(ax / 2)]);
+          a.maskBit = uint32_t(idx.maskBitmaps * 8 + e.maskBit);
+          a.maskCode = e.maskCode;
+          m.rbucAreas.push_back(a);
+          continue;
+        } else if (d.kind == detail::kKindCoded) {
           const hfpac::detail::AreaIndex& e = idx.areas[size_t(ay) * size_t(g.areasX) + size_t(ax)];
           a.lowBit = uint32_t(idx.sectionD * 8 + e.lowBit);
           a.maskBit = uint32_t(idx.maskBitmaps * 8 + e.maskBit);
@@ -137,7 +151,8 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
   }
   m.patchOffset = alignUp(sizeof(BatchHeader));
   m.areaOffset = alignUp(m.patchOffset + m.patches.size() * sizeof(PatchDesc));
-  m.wordsOffset = alignUp(m.areaOffset + m.areas.size() * sizeof(AreaDesc));
+  m.wordsOffset =
+      alignUp(m.areaOffset + (m.areas.size() + m.rbucAreas.size()) * sizeof(AreaDesc));
   m.blobBytes = m.wordsOffset + m.wordsBytes;
   return valid;
 }
@@ -153,12 +168,16 @@ void DecodePlan::writeBlob(uint8_t* dst) const {
   bh.areaOffset = m.areaOffset;
   bh.wordsOffset = m.wordsOffset;
   bh.wordsBytes = m.wordsBytes;
+  bh.rbucAreas = m.rbucAreas.size();
   std::memset(dst, 0, size_t(m.patchOffset));
   std::memcpy(dst, &bh, sizeof(bh));
   if (!m.patches.empty())
     std::memcpy(dst + m.patchOffset, m.patches.data(), m.patches.size() * sizeof(PatchDesc));
   if (!m.areas.empty())
     std::memcpy(dst + m.areaOffset, m.areas.data(), m.areas.size() * sizeof(AreaDesc));
+  if (!m.rbucAreas.empty())
+    std::memcpy(dst + m.areaOffset + m.areas.size() * sizeof(AreaDesc), m.rbucAreas.data(),
+                m.rbucAreas.size() * sizeof(AreaDesc));
   uint8_t* words = dst + m.wordsOffset;
   for (size_t i = 0; i < m.sources.size(); ++i) {
     if (!m.sources[i]) continue;
@@ -171,7 +190,7 @@ void DecodePlan::writeBlob(uint8_t* dst) const {
 size_t DecodePlan::patchCount() const { return impl_->patches.size(); }
 const std::vector<Status>& DecodePlan::statuses() const { return impl_->statuses; }
 const std::vector<hfpac::PatchInfo>& DecodePlan::infos() const { return impl_->infos; }
-uint64_t DecodePlan::areaCount() const { return impl_->areas.size(); }
+uint64_t DecodePlan::areaCount() const { return impl_->areas.size() + impl_->rbucAreas.size(); }
 uint64_t DecodePlan::points() const { return impl_->points; }
 uint64_t DecodePlan::streamBytes() const { return impl_->streamBytes; }
 
@@ -180,7 +199,7 @@ uint64_t DecodePlan::streamBytes() const { return impl_->streamBytes; }
 struct DeviceBatch::Impl {
   DeviceBuffer<uint8_t> blob;
   DeviceBuffer<uint32_t> flags;
-  uint64_t patches = 0, areas = 0, patchOffset = 0, areaOffset = 0, wordsOffset = 0;
+  uint64_t patches = 0, areas = 0, rbucAreas = 0, patchOffset = 0, areaOffset = 0, wordsOffset = 0;
 };
 
 DeviceBatch::DeviceBatch() : impl_(std::make_unique<Impl>()) {}
@@ -196,6 +215,7 @@ void DeviceBatch::uploadAsync(const DecodePlan& plan, const uint8_t* pinned_blob
   m.flags.reserve(std::max<size_t>(p.patches.size(), 1));
   m.patches = p.patches.size();
   m.areas = p.areas.size();
+  m.rbucAreas = p.rbucAreas.size();
   m.patchOffset = p.patchOffset;
   m.areaOffset = p.areaOffset;
   m.wordsOffset = p.wordsOffset;
@@ -217,12 +237,15 @@ void DeviceBatch::decodeAsync(DecodeMode mode, const Target& target, cudaStream_
   l.words = reinterpret_cast<const uint32_t*>(m.blob.get() + m.wordsOffset);
   l.flags = m.flags.get();
   l.areaCount = m.areas;
+  l.rbucAreas = l.areas + m.areas;
+  l.rbucAreaCount = m.rbucAreas;
   l.mode = detail::Mode(uint8_t(mode));
   l.linear = target.linearBase;
   static_assert(sizeof(cudaSurfaceObject_t) == sizeof(unsigned long long), "surface object size");
   l.surfaces = reinterpret_cast<const unsigned long long*>(target.surfaces);
   l.surfaceCount = target.surfaceCount;
   detail::launchDecode(l, stream);
+  detail::launchDecodeRbuc(l, stream);  // 2DRBUC patches (disjoint destinations), if any
 }
 
 void DeviceBatch::fetchFlagsAsync(uint32_t* pinned_flags, cudaStream_t stream) const {

@@ -2,7 +2,10 @@
 //
 // Bit-identical to hfpac::decode() for every stream and every layer choice (signed flip, masked
 // points, stored and flat streams included). Many patches of any sizes, segment sizes and b go
-// in one launch: one thread block per 16 x 16 area, one thread per point.
+// in one launch: one thread block per 16 x 16 area, one thread per point. 2DRBUC streams
+// (PatchInfo::rbuc) may be mixed into any batch: their areas go to a second kernel
+// (cuda/decode_rbuc.cu) launched right after the first on the same stream; for them L12 is the
+// lossless decode (no layer 2) and reports OutOfRange like All.
 //
 //   hfgpu::GpuDecoder dec;
 //   dec.prepare(patches, n);                    // host: validate every stream, pack one blob

@@ -11,6 +11,7 @@
 
 #include "codec/layout.h"
 #include "gpu/decode_desc.h"
+#include "gpu/decode_math.h"
 #include "gpu/decoder.h"
 #include "test_util.h"
 
@@ -47,20 +48,197 @@ void loadSeg(const PatchDesc& p, const uint32_t* s, int sx, int sy, hfpac::detai
   c.p[1][1] = centreBase(c) + unzig(fieldAt(s, p.centreBit + (uint64_t(sy) * p.segX + sx) * zb, zb));
 }
 
-// Host transcription of decodeAreas (linear target): per area, per point.
-void emulate(const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>& dst, std::vector<uint32_t>& flags) {
+int bitLen(uint32_t v) { return v == 0 ? 0 : 32 - __builtin_clz(v); }
+int span(int extent, int node) { return std::min(4, extent - node * 4); }
+
+// Host transcription of cuda/decode_rbuc.cu's decodeRbucAreas (linear target) for one area.
+void emulateRbucArea(const AreaDesc& ad, const PatchDesc& p, const uint32_t* s, Mode mode,
+                     std::vector<uint16_t>& dst, std::vector<uint32_t>& flags) {
+  const int x0 = ad.ax * 16, y0 = ad.ay * 16;
+  const int aw = std::min(16, int(p.width) - x0), ah = std::min(16, int(p.height) - y0);
+  const bool residuals = mode != Mode::L1;
+  const bool predict = mode != Mode::Refine || ad.maskCode != 0;
+  // The block's nodes: width and first bit (prefix sum of the node sizes).
+  const int bx0 = (ad.ax / 2) * 32, by0 = (ad.ay / 2) * 32;
+  const int bw = std::min(32, int(p.width) - bx0), bh = std::min(32, int(p.height) - by0);
+  const int nodesX = (bw + 3) / 4, nodes = nodesX * ((bh + 3) / 4);
+  uint32_t nodeBit[64] = {};
+  int nodeWidth[64] = {};
+  if (residuals) {
+    const int widthBits = bitLen(fieldAt(s, ad.lowBit, 5));
+    uint32_t bit = ad.lowBit + 5u + uint32_t(nodes * widthBits);
+    for (int n = 0; n < nodes; ++n) {
+      nodeWidth[n] = int(fieldAt(s, uint64_t(ad.lowBit) + 5 + uint64_t(n * widthBits), widthBits));
+      nodeBit[n] = bit;
+      bit += uint32_t(nodeWidth[n] * span(bw, n % nodesX) * span(bh, n / nodesX));
+    }
+  }
+  for (int ly = 0; ly < ah; ++ly)
+    for (int lx = 0; lx < aw; ++lx) {
+      const int x = x0 + lx, y = y0 + ly;
+      uint16_t& out = dst[p.dstOffset + uint64_t(y) * p.dstPitch + uint64_t(x)];
+      if (mode == Mode::L1 && ad.maskCode == 1) {
+        out = p.maskOut;
+        continue;
+      }
+      int32_t v;
+      if (predict) {
+        const int i = std::min(x >> p.segLog, int(p.segX) - 1), j = std::min(y >> p.segLog, int(p.segY) - 1);
+        hfpac::detail::SegmentControls c;
+        loadSeg(p, s, i, j, c);
+        v = hfpac::detail::evalSegment(c, x - (i << p.segLog), y - (j << p.segLog), p.segLog);
+      } else {
+        v = int32_t(out ^ p.flip);
+      }
+      if (residuals) {
+        const int bx = x - bx0, by = y - by0, ni = bx / 4, nj = by / 4, n = nj * nodesX + ni;
+        const int w = nodeWidth[n];
+        const uint32_t local = uint32_t((by % 4) * span(bw, ni) + bx % 4);
+        v += unzig(fieldAt(s, uint64_t(nodeBit[n]) + uint64_t(local) * uint32_t(w), w));
+        if (v < 0 || v > 65535) {
+          flags[ad.patch] |= kFlagOutOfRange;
+          v = v < 0 ? 0 : 65535;
+        }
+      }
+      if (ad.maskCode == 1 || (ad.maskCode == 2 && fieldAt(s, uint64_t(ad.maskBit) + uint64_t(ly * aw + lx), 1))) {
+        out = p.maskOut;
+        continue;
+      }
+      out = uint16_t(uint16_t(v) ^ p.flip);
+    }
+}
+
+// Host transcription of cuda/decode.cu's decodeStrips (linear target): blocks of kStripRange
+// AreaDescs, the chunks that start in each, the chunk's shared tables (low-field run,
+// 16 x 144 corrections, mask slots), then the units (one column x four rows each). Also checks
+// that the chunks cover every layered area exactly once.
+void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<AreaDesc>& areas,
+                   const std::vector<uint32_t>& words, Mode mode, std::vector<uint16_t>& dst,
+                   std::vector<uint32_t>& flags) {
+  constexpr int kRange = kStripMaxAreas, kCols = kStripMaxAreas * 16, kSlot = 10;
+  const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
+  std::vector<int> covered(areas.size(), 0);
+  for (size_t first = 0; first < areas.size(); first += kRange)
+    for (size_t i0 = first; i0 < std::min(areas.size(), first + kRange); ++i0) {
+      const AreaDesc& a0 = areas[i0];
+      const PatchDesc& p = patches[a0.patch];
+      const int width = p.width, areasX = (width + 15) / 16;
+      if (a0.ax % stripChunkAreas(areasX) != 0) continue;
+      const int na = std::min(stripChunkAreas(areasX), areasX - int(a0.ax));
+      ASSERT_LE(i0 + size_t(na), areas.size());
+      for (int a = 0; a < na; ++a) {
+        const AreaDesc& ad = areas[i0 + size_t(a)];
+        ASSERT_TRUE(ad.patch == a0.patch && ad.ay == a0.ay && ad.ax == a0.ax + a) << "chunk at " << i0;
+        ++covered[i0 + size_t(a)];
+      }
+      const uint32_t* s = words.data() + p.streamWord;
+      const int x0 = a0.ax * 16, y0 = a0.ay * 16;
+      const int cw = std::min(na * 16, width - x0), ah = std::min(16, int(p.height) - y0);
+      const bool coded = p.kind == kKindCoded;
+      std::vector<uint32_t> run(kCols * 16 * 16 / 32 + 3, 0xDEADBEEF), mask(size_t(na) * kSlot, 0xDEADBEEF);
+      std::vector<int32_t> corr(16 * kCols, 0);
+      std::vector<uint32_t> lowShift(size_t(na), 0);
+      if (coded) {
+        uint32_t lowEnd = a0.lowBit;
+        for (int a = 0; a < na; ++a) {
+          const AreaDesc& ad = areas[i0 + size_t(a)];
+          const int aw = std::min(16, width - (x0 + a * 16));
+          lowEnd = std::max(lowEnd, ad.lowBit + uint32_t(aw * ah * ad.bits));
+          lowShift[size_t(a)] = ad.lowBit - (a0.lowBit & ~31u);
+          if (residuals)
+            for (uint32_t k = 0; k < ad.count; ++k) {
+              const uint8_t pos = reinterpret_cast<const uint8_t*>(s)[ad.posByte + k];
+              int64_t c = int64_t(unzig(fieldAt(s, uint64_t(ad.highBit) + uint64_t(k) * p.highBits, p.highBits) + 1u)) *
+                          (int64_t(1) << ad.bits);
+              c = std::clamp<int64_t>(c, -(1 << 18), 1 << 18);
+              corr[size_t((pos >> 4) * kCols + a * 16 + (pos & 15))] = int32_t(c);
+            }
+          if (ad.maskCode == 2) {
+            const uint32_t fw = ad.maskBit >> 5;
+            const int count = int(((ad.maskBit + uint32_t(aw * ah) - 1u) >> 5) - fw + 1u);
+            for (int w = 0; w < kSlot; ++w)
+              if (w < count) mask[size_t(a * kSlot + w)] = s[fw + uint32_t(w)];
+              else if (w == count) mask[size_t(a * kSlot + w)] = 0;
+          }
+        }
+        const uint32_t n = lowEnd > a0.lowBit ? ((lowEnd - 1u) >> 5) - (a0.lowBit >> 5) + 1u : 0u;
+        EXPECT_LE(n, uint32_t(kCols * 16 * 16 / 32 + 2));
+        for (uint32_t w = 0; w < n; ++w) run[w] = s[(a0.lowBit >> 5) + w];
+        run[n] = 0;
+      }
+      auto shared = [](const std::vector<uint32_t>& w, size_t at, uint32_t bit, int bits) {
+        const uint64_t v = (uint64_t(w[at + (bit >> 5) + 1]) << 32) | w[at + (bit >> 5)];
+        return uint32_t(v >> (bit & 31)) & ((1u << bits) - 1u);
+      };
+      const int units = cw * ((ah + 3) / 4);
+      for (int u = 0; u < units; ++u) {
+        const int qr = u / cw, xc = u - qr * cw, a = xc >> 4, lx = xc & 15, ly0 = qr * 4;
+        const int x = x0 + xc, yb = y0 + ly0, rows = std::min(4, ah - ly0);
+        const AreaDesc& ad = areas[i0 + size_t(a)];
+        const int aw = std::min(16, width - (x0 + a * 16));
+        int64_t sum = 0, step = 0, step2 = 0;
+        if (coded && mode != Mode::Refine) {
+          const int i = std::min(x >> p.segLog, int(p.segX) - 1), j = std::min(yb >> p.segLog, int(p.segY) - 1);
+          hfpac::detail::SegmentControls c;
+          loadSeg(p, s, i, j, c);
+          const ColumnPoly cp = columnPoly(c.p, x - (i << p.segLog), p.segLog);
+          const int c0 = yb - (j << p.segLog);
+          sum = polyAt(cp, c0);
+          step = polyStep(cp, c0);
+          step2 = 2 * cp.q;
+        }
+        for (int k = 0; k < rows; ++k, sum += step, step += step2) {
+          const int y = yb + k;
+          uint16_t& out = dst[p.dstOffset + uint64_t(y) * p.dstPitch + uint64_t(x)];
+          if (p.kind == kKindFlat) { out = uint16_t(p.base ^ p.flip); continue; }
+          if (p.kind == kKindStored) {
+            out = uint16_t(fieldAt(s, ad.lowBit + (uint64_t(y) * p.width + uint64_t(x)) * 16, 16) ^ p.flip);
+            continue;
+          }
+          const int index = (ly0 + k) * aw + lx;
+          if (ad.maskCode == 1 ||
+              (ad.maskCode == 2 && shared(mask, size_t(a * kSlot), (ad.maskBit & 31u) + uint32_t(index), 1))) {
+            out = p.maskOut;
+            continue;
+          }
+          int32_t v = mode == Mode::Refine ? int32_t(out ^ p.flip) : predictionOf(sum, p.segLog);
+          if (residuals && ad.count > 0) v += corr[size_t((ly0 + k) * kCols + xc)];
+          if (lows && ad.bits > 0)
+            v += int32_t(shared(run, 0, lowShift[size_t(a)] + uint32_t(index * ad.bits), ad.bits)) -
+                 hfpac::detail::halfStep(ad.bits);
+          if (v < 0 || v > 65535) {
+            if (lows) flags[ad.patch] |= kFlagOutOfRange;
+            v = v < 0 ? 0 : 65535;
+          }
+          out = uint16_t(uint16_t(v) ^ p.flip);
+        }
+      }
+    }
+  for (size_t i = 0; i < covered.size(); ++i) ASSERT_EQ(covered[i], 1) << "area " << i;
+}
+
+// Host transcription of decodeAreas (linear target): per area, per point; then the 2DRBUC
+// areas (decodeRbucAreas), which the blob holds after the layered ones.
+void emulate(const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>& dst, std::vector<uint32_t>& flags,
+             bool strips = false) {
   BatchHeader bh;
   std::memcpy(&bh, blob.data(), sizeof(bh));
   std::vector<PatchDesc> patches(bh.patches);
-  std::vector<AreaDesc> areas(bh.areas);
+  std::vector<AreaDesc> areas(bh.areas), rbucAreas(bh.rbucAreas);
   if (bh.patches) std::memcpy(patches.data(), blob.data() + bh.patchOffset, bh.patches * sizeof(PatchDesc));
   if (bh.areas) std::memcpy(areas.data(), blob.data() + bh.areaOffset, bh.areas * sizeof(AreaDesc));
+  if (bh.rbucAreas)
+    std::memcpy(rbucAreas.data(), blob.data() + bh.areaOffset + bh.areas * sizeof(AreaDesc),
+                bh.rbucAreas * sizeof(AreaDesc));
   std::vector<uint32_t> words(bh.wordsBytes / 4 + 1, 0xDEADBEEF);
   std::memcpy(words.data(), blob.data() + bh.wordsOffset, bh.wordsBytes);
   flags.assign(bh.patches, 0);
   const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
+  if (strips) emulateStrips(patches, areas, words, mode, dst, flags);
   for (const AreaDesc& ad : areas) {
+    if (strips) break;  // the strip kernel decoded them
     const PatchDesc& p = patches[ad.patch];
+    EXPECT_NE(p.kind, kKindRbuc);
     const uint32_t* s = words.data() + p.streamWord;
     const int x0 = ad.ax * 16, y0 = ad.ay * 16;
     const int aw = std::min(16, int(p.width) - x0), ah = std::min(16, int(p.height) - y0);
@@ -91,10 +269,20 @@ void emulate(const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>&
         if (mode == Mode::Refine) {
           v = int32_t(out ^ p.flip);
         } else {
-          const int i = std::min(x >> p.segLog, int(p.segX) - 1), j = std::min(y >> p.segLog, int(p.segY) - 1);
+          // As the kernel: the thread owning rows yb..yb+3 of this column picks the segment of
+          // row yb and steps down with forward differences.
+          const int yb = y0 + (ly & ~3);
+          const int i = std::min(x >> p.segLog, int(p.segX) - 1), j = std::min(yb >> p.segLog, int(p.segY) - 1);
           hfpac::detail::SegmentControls c;
           loadSeg(p, s, i, j, c);
-          v = hfpac::detail::evalSegment(c, x - (i << p.segLog), y - (j << p.segLog), p.segLog);
+          const ColumnPoly cp = columnPoly(c.p, x - (i << p.segLog), p.segLog);
+          const int c0 = yb - (j << p.segLog);
+          int64_t sum = polyAt(cp, c0), step = polyStep(cp, c0);
+          for (int k = 0; k < (ly & 3); ++k) {
+            sum += step;
+            step += 2 * cp.q;
+          }
+          v = predictionOf(sum, p.segLog);
         }
         if (residuals) v += corr[ly * 16 + lx];
         if (lows && ad.bits > 0)
@@ -105,6 +293,44 @@ void emulate(const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>&
         }
         out = uint16_t(uint16_t(v) ^ p.flip);
       }
+  }
+  for (const AreaDesc& ad : rbucAreas) {
+    const PatchDesc& p = patches[ad.patch];
+    EXPECT_EQ(p.kind, kKindRbuc);
+    emulateRbucArea(ad, p, words.data() + p.streamWord, mode, dst, flags);
+  }
+}
+
+// The kernel's layer-1 arithmetic (gpu/decode_math.h: a quadratic in the row per column, walked
+// with forward differences from a row that is a multiple of 4) equals layout.h's evalSegment for
+// every segment size, column and row, with control points up to the format's bound of 2^23.
+TEST(GpuDecodePlan, ColumnPolynomialMatchesEvalSegment) {
+  hftest::Rng rng(7);
+  for (int segLog = hfpac::detail::kMinSegLog; segLog <= hfpac::detail::kMaxSegLog; ++segLog) {
+    const int n = 1 << segLog;
+    for (int trial = 0; trial < 400; ++trial) {
+      hfpac::detail::SegmentControls c;
+      const int range = trial % 4;  // heights, wide offsets, the hostile bound, extremes
+      for (auto& r : c.p)
+        for (int32_t& v : r) {
+          const uint32_t u = rng.u32();
+          v = range == 0 ? int32_t(u % 65536u)
+              : range == 1 ? int32_t(u % 393216u) - 131072
+              : range == 2 ? int32_t(u % (1u << 24)) - (1 << 23) + 1
+                           : ((u & 1) ? (1 << 23) - 1 : -(1 << 23) + 1);
+        }
+      for (int a = 0; a <= n; ++a)
+        for (int c0 = 0; c0 <= n; c0 += 4) {
+          const ColumnPoly cp = columnPoly(c.p, a, segLog);
+          int64_t sum = polyAt(cp, c0), step = polyStep(cp, c0);
+          for (int k = 0; k < 4 && c0 + k <= n; ++k) {
+            ASSERT_EQ(predictionOf(sum, segLog), hfpac::detail::evalSegment(c, a, c0 + k, segLog))
+                << "s=" << segLog << " a=" << a << " c=" << c0 + k;
+            sum += step;
+            step += 2 * cp.q;
+          }
+        }
+    }
   }
 }
 
@@ -126,6 +352,7 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
   add(hftest::constant(20, 20, 77), hftest::opts(9, -1));
   add(hftest::seaMountain(129, 129), hftest::opts(9, -1));
   add(hftest::cliffs(40, 40, SampleType::Int16), hftest::opts(5, -1));
+  add(hftest::rampBumps(300, 37, SampleType::UInt16, 99), hftest::opts(5, -1));  // strips of 3 chunks
   add(hftest::extremes(33, 33), hftest::opts(9, 2));
   for (SampleType t : {SampleType::UInt16, SampleType::Int16}) {
     hfpac::EncodeOptions o = hftest::opts(9, -1);
@@ -134,6 +361,31 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
     add(hftest::withHoles(129, 129, t), o);
     add(hftest::withHoles(50, 70, t, 4), o);
   }
+  // 2DRBUC streams, mixed into the same batch: every segment size, signed, masked (codes and
+  // bitmaps), partial blocks and nodes.
+  k = 0;
+  for (int seg : {5, 9, 17, 33, 0}) {
+    const SampleType t = (k++ % 2) ? SampleType::Int16 : SampleType::UInt16;
+    add(hftest::rampBumps(45 + 3 * k, 38 + k, t, uint64_t(100 + k)), hftest::rbucOpts(seg));
+    add(hftest::smooth(1 + 13 * k, 70 - 9 * k, t, uint64_t(200 + k)), hftest::rbucOpts(seg));
+  }
+  add(hftest::seaMountain(129, 129, SampleType::Int16, 7), hftest::rbucOpts(9));
+  add(hftest::extremes(45, 70, 8), hftest::rbucOpts(9));
+  add(hftest::cliffs(65, 33), hftest::rbucOpts(5));
+  add(hftest::negative(31, 47, 9), hftest::rbucOpts(17));
+  for (SampleType t : {SampleType::UInt16, SampleType::Int16}) {
+    hfpac::EncodeOptions o = hftest::rbucOpts(9);
+    o.hasNodata = true;
+    o.nodata = t == SampleType::Int16 ? uint16_t(0x8000) : uint16_t(0xFFFF);
+    add(hftest::withHoles(129, 129, t), o);
+    add(hftest::withHoles(97, 61, t, 4), o);
+  }
+  size_t rbucStreams = 0;
+  for (const auto& st : streams) {
+    hfpac::PatchInfo info;
+    if (hfpac::readInfo(st.data(), st.size(), info) == Status::Ok && info.rbuc) ++rbucStreams;
+  }
+  EXPECT_GE(rbucStreams, 14u);
   streams.push_back({1, 2, 3});  // corrupt
   dims.emplace_back(0, 0);
   std::vector<hfgpu::PatchInput> in(streams.size());
@@ -150,12 +402,13 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
   EXPECT_NE(plan.statuses().back(), Status::Ok);
   std::vector<uint8_t> blob(plan.blobBytes());
   plan.writeBlob(blob.data());
+  for (bool strips : {false, true})  // HFGPU_DECODE_KERNEL=area, strip
   for (Mode mode : {Mode::L1, Mode::L12, Mode::All, Mode::Refine}) {
-    SCOPED_TRACE(int(mode));
+    SCOPED_TRACE(int(mode) + (strips ? 10 : 0));
     std::vector<uint16_t> dst(at, 0x1234);
     std::vector<uint32_t> flags;
-    if (mode == Mode::Refine) emulate(blob, Mode::L1, dst, flags);
-    emulate(blob, mode, dst, flags);
+    if (mode == Mode::Refine) emulate(blob, Mode::L1, dst, flags, strips);
+    emulate(blob, mode, dst, flags, strips);
     const hfpac::Layers layers = mode == Mode::L1 ? hfpac::Layers::L1 : mode == Mode::L12 ? hfpac::Layers::L12 : hfpac::Layers::All;
     for (size_t i = 0; i + 1 < streams.size(); ++i) {
       std::vector<uint16_t> cpu;
@@ -167,6 +420,98 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
               << "patch " << i << " at " << x << "," << y;
     }
   }
+}
+
+// Corrupt 2DRBUC streams (flipped bits and bytes, truncations) mixed with valid layered and
+// 2DRBUC ones: validation status + emulated kernel flags = hfpac::decode's status at every
+// mode, and every patch that decodes is bit-identical. Exercises the kernel's OutOfRange path
+// (residuals pushed out of 0..65535, masked points included) without a device.
+TEST(GpuDecodePlan, CorruptRbucStreamsGetCpuStatus) {
+  using hfpac::SampleType;
+  struct Item {
+    std::vector<uint8_t> stream;
+    int w = 0, h = 0;
+  };
+  std::vector<Item> base;
+  auto add = [&](const hftest::Patch& p, hfpac::EncodeOptions o) {
+    base.push_back({hftest::encodeOrDie(p, o), p.width, p.height});
+  };
+  // Terrain touching 0 and 65535: corrupt residuals there leave the range.
+  add(hftest::smooth(70, 50, SampleType::UInt16, 9, 3000, 3000), hftest::rbucOpts(9));
+  add(hftest::smooth(40, 70, SampleType::UInt16, 10, 62535, 3000), hftest::rbucOpts(5));
+  add(hftest::rampBumps(70, 45, SampleType::UInt16, 3), hftest::rbucOpts(5));
+  hfpac::EncodeOptions o = hftest::rbucOpts(9);
+  o.hasNodata = true;
+  o.nodata = 0x8000;
+  add(hftest::withHoles(64, 64, SampleType::Int16, 12), o);
+  add(hftest::seaMountain(64, 64, SampleType::Int16, 5), hftest::rbucOpts(17));
+  add(hftest::rampBumps(33, 20, SampleType::Int16, 4), hftest::opts(5, 4));  // layered
+  std::vector<Item> items;
+  hftest::Rng rng(7);
+  for (const Item& b : base) {
+    items.push_back(b);
+    for (size_t cut : {size_t(0), size_t(40), b.stream.size() / 2, b.stream.size() - 4}) {
+      Item t = b;
+      t.stream.resize(cut);
+      items.push_back(t);
+    }
+    for (int k = 0; k < 80; ++k) {
+      Item t = b;
+      // Mostly in sections B and D (the block index, widths and residuals), some anywhere.
+      const uint32_t from = k % 4 == 0 ? 0u : uint32_t(t.stream.size() / 3);
+      const size_t at = from + rng.below(uint32_t(t.stream.size()) - from);
+      t.stream[at] = uint8_t(t.stream[at] ^ (1u << rng.below(8)));
+      if (k % 3 == 0) t.stream[from + rng.below(uint32_t(t.stream.size()) - from)] = uint8_t(rng.u32());
+      hfpac::PatchInfo info;
+      if (hfpac::readInfo(t.stream.data(), t.stream.size(), info) == Status::Ok) {
+        t.w = info.width;
+        t.h = info.height;
+      }
+      items.push_back(t);
+    }
+  }
+  std::vector<hfgpu::PatchInput> in(items.size());
+  size_t at = 1;
+  for (size_t i = 0; i < items.size(); ++i) {
+    in[i].data = items[i].stream.data();
+    in[i].size = items[i].stream.size();
+    in[i].dstOffset = at;
+    in[i].dstPitch = size_t(std::max(items[i].w, 1));
+    at += in[i].dstPitch * size_t(std::max(items[i].h, 1)) + 1;
+  }
+  hfgpu::DecodePlan plan;
+  plan.build(in.data(), in.size());
+  std::vector<uint8_t> blob(plan.blobBytes());
+  plan.writeBlob(blob.data());
+  size_t outOfRange = 0, rejected = 0, decoded = 0;
+  for (Mode mode : {Mode::L1, Mode::L12, Mode::All, Mode::Refine}) {
+    SCOPED_TRACE(int(mode));
+    std::vector<uint16_t> dst(at, 0x1234);
+    std::vector<uint32_t> flags;
+    if (mode == Mode::Refine) emulate(blob, Mode::L1, dst, flags);
+    emulate(blob, mode, dst, flags);
+    const std::vector<Status> st = hfgpu::mergeStatuses(plan.statuses(), flags.data());
+    const hfpac::Layers layers = mode == Mode::L1 ? hfpac::Layers::L1 : mode == Mode::L12 ? hfpac::Layers::L12 : hfpac::Layers::All;
+    for (size_t i = 0; i < items.size(); ++i) {
+      std::vector<uint16_t> cpu(size_t(std::max(items[i].w, 1)) * size_t(std::max(items[i].h, 1)));
+      const Status want = hfpac::decode(items[i].stream.data(), items[i].stream.size(), cpu.data(),
+                                        size_t(std::max(items[i].w, 1)), cpu.size(), layers);
+      ASSERT_EQ(hftest::statusName(st[i]), hftest::statusName(want)) << "item " << i;
+      hfpac::PatchInfo info;
+      outOfRange += want == Status::OutOfRange &&
+                    hfpac::readInfo(items[i].stream.data(), items[i].stream.size(), info) == Status::Ok && info.rbuc;
+      rejected += want != Status::Ok;
+      if (want != Status::Ok) continue;
+      ++decoded;
+      for (int y = 0; y < items[i].h; ++y)
+        for (int x = 0; x < items[i].w; ++x)
+          ASSERT_EQ(dst[in[i].dstOffset + size_t(y) * in[i].dstPitch + size_t(x)], cpu[size_t(y) * size_t(items[i].w) + size_t(x)])
+              << "item " << i << " at " << x << "," << y;
+    }
+  }
+  EXPECT_GT(outOfRange, 0u);  // the test reaches the 2DRBUC kernel's range check
+  EXPECT_GT(rejected, outOfRange);
+  EXPECT_GT(decoded, 0u);
 }
 
 }  // namespace

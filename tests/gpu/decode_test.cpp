@@ -353,6 +353,144 @@ TEST(GpuDecode, UploadRingMatchesCpu) {
   }
 }
 
+// 2DRBUC streams (docs/format.md 5.2): every segment size, both sample types, partial blocks
+// and nodes, masks (codes and bitmaps), extremes; a few come out flat or stored.
+std::vector<Item> rbucItems() {
+  using hfpac::SampleType;
+  std::vector<Item> items;
+  const int sizes[][2] = {{129, 129}, {3, 37}, {40, 2}, {17, 16}, {33, 50}, {65, 31}, {257, 75}};
+  int k = 0;
+  for (int seg : {5, 9, 17, 33, 0})
+    for (auto& wh : sizes) {
+      const SampleType t = (k % 2) ? SampleType::Int16 : SampleType::UInt16;
+      ++k;
+      items.push_back(encodeItem(hftest::smooth(wh[0], wh[1], t, uint64_t(300 + k)), hftest::rbucOpts(seg)));
+      items.push_back(encodeItem(hftest::rampBumps(wh[0], wh[1], t, uint64_t(300 + k)), hftest::rbucOpts(seg)));
+    }
+  items.push_back(encodeItem(hftest::seaMountain(129, 129), hftest::rbucOpts(9)));  // masked
+  items.push_back(encodeItem(hftest::smooth(70, 50, SampleType::UInt16, 9, 3000, 3000), hftest::rbucOpts(9)));
+  items.push_back(encodeItem(hftest::smooth(40, 70, SampleType::Int16, 10, 29767, 3000), hftest::rbucOpts(17)));
+  items.push_back(encodeItem(hftest::negative(31, 47, 408), hftest::rbucOpts(5)));
+  items.push_back(encodeItem(hftest::cliffs(65, 33), hftest::rbucOpts(17)));
+  items.push_back(encodeItem(hftest::checkerboard(48, 48, 3), hftest::rbucOpts(5)));
+  items.push_back(encodeItem(hftest::extremes(45, 70, 407), hftest::rbucOpts(9)));     // stored
+  items.push_back(encodeItem(hftest::constant(20, 20, 7), hftest::rbucOpts(9)));       // flat
+  for (SampleType t : {SampleType::UInt16, SampleType::Int16}) {
+    hfpac::EncodeOptions o = hftest::rbucOpts(9);
+    o.hasNodata = true;
+    o.nodata = t == SampleType::Int16 ? uint16_t(0x8000) : uint16_t(0xFFFF);
+    items.push_back(encodeItem(hftest::withHoles(129, 129, t), o));                  // mask bitmaps
+    items.push_back(encodeItem(hftest::withHoles(97, 61, t, 404), o));
+    o.segment = 5;
+    items.push_back(encodeItem(hftest::withHoles(90, 33, t, 8), o));
+  }
+  size_t rbuc = 0;
+  for (const Item& it : items) {
+    hfpac::PatchInfo info;
+    if (hfpac::readInfo(it.stream.data(), it.stream.size(), info) == Status::Ok && info.rbuc) ++rbuc;
+  }
+  EXPECT_GE(rbuc + 6, items.size()) << "nearly all of these patches are coded with 2DRBUC";
+  return items;
+}
+
+TEST(GpuDecode, RbucParityAllLayersLinearAndSurface) {
+  HF_REQUIRE_CUDA_DEVICE();
+  checkAll(rbucItems());
+}
+
+// 2DRBUC and layered streams interleaved in one batch (two kernels, one flags array).
+TEST(GpuDecode, RbucMixedWithLayeredInOneBatch) {
+  HF_REQUIRE_CUDA_DEVICE();
+  const std::vector<Item> layered = syntheticItems(), rbuc = rbucItems();
+  std::vector<Item> items;
+  for (size_t i = 0; i < std::max(layered.size(), rbuc.size()); ++i) {
+    if (i < rbuc.size()) items.push_back(rbuc[i]);
+    if (i < layered.size()) items.push_back(layered[i]);
+  }
+  checkAll(items);
+  for (size_t i = 0; i < rbuc.size(); i += 9) {
+    SCOPED_TRACE(rbuc[i].name);
+    ASSERT_NO_FATAL_FAILURE(checkLinear({rbuc[i], layered[i % layered.size()]}, DecodeMode::Refine));
+  }
+}
+
+// Corrupt 2DRBUC streams (block index, widths, residuals, truncations) mixed with valid ones:
+// the CPU decoder's status (InvalidBlock, SizeMismatch, OutOfRange at L12/All, ...) and never a
+// stray write.
+TEST(GpuDecode, RbucCorruptStreamsGetCpuStatus) {
+  HF_REQUIRE_CUDA_DEVICE();
+  hfpac::EncodeOptions holes = hftest::rbucOpts(9);
+  holes.hasNodata = true;
+  holes.nodata = 0x8000;
+  const std::vector<Item> base = {
+      encodeItem(hftest::withHoles(129, 129, hfpac::SampleType::Int16), holes),
+      encodeItem(hftest::rampBumps(70, 45, hfpac::SampleType::UInt16, 3), hftest::rbucOpts(5)),
+      encodeItem(hftest::smooth(70, 50, hfpac::SampleType::UInt16, 9, 3000, 3000), hftest::rbucOpts(9)),
+      encodeItem(hftest::smooth(40, 70, hfpac::SampleType::UInt16, 10, 62535, 3000), hftest::rbucOpts(5)),
+      encodeItem(hftest::seaMountain(64, 64), hftest::rbucOpts(17)),
+      encodeItem(hftest::rampBumps(70, 45, hfpac::SampleType::Int16, 4), hftest::opts(5, 6))};
+  std::vector<Item> items;
+  hftest::Rng rng(4242);
+  for (const Item& b : base) {
+    items.push_back(b);
+    for (size_t cut : {size_t(0), size_t(40), b.stream.size() / 2, b.stream.size() - 4}) {
+      Item t = b;
+      t.name += " cut" + std::to_string(cut);
+      t.stream.resize(cut);
+      items.push_back(t);
+    }
+    for (int k = 0; k < 80; ++k) {
+      Item t = b;
+      // Mostly past layer 1 (block index, widths, residuals), some anywhere.
+      const uint32_t from = k % 4 == 0 ? 0u : uint32_t(t.stream.size() / 3);
+      const size_t at = from + rng.below(uint32_t(t.stream.size()) - from);
+      t.stream[at] = uint8_t(t.stream[at] ^ (1u << rng.below(8)));
+      if (k % 3 == 0) t.stream[from + rng.below(uint32_t(t.stream.size()) - from)] = uint8_t(rng.u32());
+      t.name += " flip@" + std::to_string(at);
+      hfpac::PatchInfo info;
+      if (hfpac::readInfo(t.stream.data(), t.stream.size(), info) == Status::Ok) {
+        t.width = info.width;
+        t.height = info.height;
+      }
+      items.push_back(t);
+    }
+  }
+  for (DecodeMode m : {DecodeMode::L1, DecodeMode::L12, DecodeMode::All, DecodeMode::Refine})
+    ASSERT_NO_FATAL_FAILURE(checkLinear(items, m));
+  ASSERT_NO_FATAL_FAILURE(checkSurface(items, DecodeMode::All));
+  ASSERT_NO_FATAL_FAILURE(checkSurface(items, DecodeMode::Refine));
+}
+
+TEST(GpuDecode, RbucUploadRingMatchesCpu) {
+  HF_REQUIRE_CUDA_DEVICE();
+  std::vector<Item> items;
+  for (int r = 0; r < 4; ++r) {
+    for (const Item& it : rbucItems()) items.push_back(it);
+    for (const Item& it : syntheticItems()) items.push_back(it);
+  }
+  size_t total = 0;
+  const std::vector<Placement> pl = linearLayout(items, total);
+  const std::vector<hfgpu::PatchInput> in = inputs(items, pl);
+  hfgpu::DeviceBuffer<uint16_t> dst(total);
+  CUDA_CHECK(cudaMemset(dst.get(), 0, total * 2));
+  hfgpu::UploadRing ring(64 * 1024, 3, 2);
+  ring.decodeAsync(in.data(), in.size(), DecodeMode::All, hfgpu::Target::linear(dst.get()));
+  ring.synchronize();
+  const std::vector<Status> st = ring.statuses();
+  ASSERT_EQ(st.size(), items.size());
+  std::vector<uint16_t> got(total);
+  CUDA_CHECK(cudaMemcpy(got.data(), dst.get(), total * 2, cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::vector<uint16_t> out;
+    ASSERT_EQ(cpuDecode(items[i], Layers::All, out), Status::Ok);
+    ASSERT_EQ(st[i], Status::Ok) << items[i].name;
+    for (int y = 0; y < items[i].height; ++y)
+      for (int x = 0; x < items[i].width; ++x)
+        ASSERT_EQ(got[pl[i].offset + size_t(y) * pl[i].pitch + size_t(x)], out[size_t(y) * size_t(items[i].width) + size_t(x)])
+            << items[i].name << " at " << x << "," << y;
+  }
+}
+
 // Real DEMs: HF_GPU_DEM_DIR (a folder of .hfr dumps, for the device machine) or the shared DEM
 // folder (read with demio: needs GDAL for non-.hfr files). Cut into 129 x 129 patches.
 TEST(GpuDecode, RealDems) {
@@ -395,11 +533,20 @@ TEST(GpuDecode, RealDems) {
         o.nodata = dem.nodataSample;
         EXPECT_EQ(hfpac::encode(dem.samples.data() + size_t(y0) * size_t(dem.width) + size_t(x0),
                                 size_t(dem.width), w, h, dem.type, o, it.stream), Status::Ok);
+        if (items.size() % 4 == 1) {  // a 2DRBUC copy of every fourth patch, in the same batch
+          Item r = it;
+          r.name += " rbuc";
+          o.rbuc = true;
+          EXPECT_EQ(hfpac::encode(dem.samples.data() + size_t(y0) * size_t(dem.width) + size_t(x0),
+                                  size_t(dem.width), w, h, dem.type, o, r.stream), Status::Ok);
+          items.push_back(std::move(r));
+        }
         items.push_back(std::move(it));
         if (items.size() >= 4000) break;  // bound the time per DEM
       }
     ASSERT_NO_FATAL_FAILURE(checkLinear(items, DecodeMode::All));
     ASSERT_NO_FATAL_FAILURE(checkLinear(items, DecodeMode::L1));
+    ASSERT_NO_FATAL_FAILURE(checkLinear(items, DecodeMode::L12));
     ASSERT_NO_FATAL_FAILURE(checkLinear(items, DecodeMode::Refine));
     ++tested;
   }

@@ -291,7 +291,8 @@ TEST(Domino, UniformPatternsUseTheArchiveDiagonals) {
             worst = std::max(worst, std::fabs(h(x, y) - interp));
           }
       }
-      const double archive = hfa::lodErrorAtStep(samples.data(), n, hfpac::SampleType::Int16, k);
+      const double archive =
+          double(hfa::lodErrorAtStep(samples.data(), n, hfpac::SampleType::Int16, k));
       EXPECT_NEAR(worst, archive, 1e-3 * (1 + archive)) << "n=" << n << " k=" << k;
     }
   }

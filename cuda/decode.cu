@@ -337,8 +337,15 @@ struct StripShared {
   int na;
 };
 
+// Registers a thread of the strip kernel may use (__maxnreg__): 40 leave room for 8 blocks of
+// 192 threads per SM (48 of 64 warps; with the whole carveout as shared memory, their ~20 KB
+// of shared memory fit as well). ptxas spills a few words in two instances (setup state).
+#ifndef HFGPU_DECODE_STRIP_REGS
+#define HFGPU_DECODE_STRIP_REGS 40
+#endif
+
 template <Mode kMode, bool kSurface>
-__global__ void __launch_bounds__(kStripThreads, kResidentThreads / kStripThreads)
+__global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
     decodeStrips(const PatchDesc* __restrict__ patches, const AreaDesc* __restrict__ areas,
                  uint64_t areaCount, const uint32_t* __restrict__ words, uint32_t* __restrict__ flags,
                  uint16_t* __restrict__ linear, const __grid_constant__ SurfaceParams surf) {
@@ -347,6 +354,7 @@ __global__ void __launch_bounds__(kStripThreads, kResidentThreads / kStripThread
   __shared__ StripShared m;
   __shared__ uint32_t starts;
   const int t = int(threadIdx.x);
+  const int lane = t & 31;
   const uint64_t first = uint64_t(blockIdx.x) * kStripRange;
   if (t < 32) {
     bool start = false;
@@ -364,72 +372,90 @@ __global__ void __launch_bounds__(kStripThreads, kResidentThreads / kStripThread
     const uint64_t i0 = first + uint64_t(__ffs(todo) - 1);
     todo &= todo - 1;
     __syncthreads();  // the previous chunk is done with the shared memory
-    // Setup 1: the chunk's descriptors.
-    if (t < kStripMaxAreas) {
-      const AreaDesc a0 = areas[i0];
-      const int width = int(patches[a0.patch].width);
+    // Setup 1 (warp 0, lane a = area a of the chunk): the descriptors and what the units read of
+    // them; the correction offsets by a warp prefix sum, the end of the low-field run by a warp
+    // maximum (the area kernel's values, computed in parallel).
+    if (t < 32) {
+      const uint32_t patch0 = areas[i0].patch;
+      const AreaDesc& a0 = areas[i0];
+      const PatchDesc* __restrict__ pd = patches + patch0;
+      const int width = int(pd->width), height = int(pd->height);
       const int areasX = (width + kArea - 1) / kArea;
-      const int na = min(stripChunkAreas(areasX), areasX - int(a0.ax));
-      if (t < na) m.ad[t] = areas[i0 + uint64_t(t)];
-      if (t == 0) {
-        m.p = patches[a0.patch];
+      const int ax0 = int(a0.ax), y0 = int(a0.ay) * kArea;
+      const int na = min(stripChunkAreas(areasX), areasX - ax0);
+      const bool coded = pd->kind == kKindCoded;
+      const uint32_t lowBit0 = a0.lowBit;
+      const int ah = min(kArea, height - y0);
+      uint32_t count = 0, lowEnd = lowBit0;
+      if (lane < na) {
+        const AreaDesc ad = areas[i0 + uint64_t(lane)];
+        m.ad[lane] = ad;
+        const int aw = min(kArea, width - (ax0 + lane) * kArea);
+        lowEnd = max(lowEnd, ad.lowBit + uint32_t(aw * ah * int(ad.bits)));
+        count = ad.count;
+        StripArea sa;
+        sa.lowShift = ad.lowBit - (lowBit0 & ~31u);
+        sa.maskShift = ad.maskBit & 31u;
+        sa.count = ad.count;
+        sa.bits = ad.bits;
+        sa.maskCode = ad.maskCode;
+        sa.corrFirst = 0;
+        m.sa[lane] = sa;
+      }
+      uint32_t incl = count;
+#pragma unroll
+      for (int off = 1; off < 16; off <<= 1) {
+        const uint32_t v = __shfl_up_sync(0xffffffffu, incl, off);
+        if (lane >= off) incl += v;
+      }
+#pragma unroll
+      for (int off = 8; off > 0; off >>= 1) lowEnd = max(lowEnd, __shfl_xor_sync(0xffffffffu, lowEnd, off));
+      const uint32_t corrTotal = __shfl_sync(0xffffffffu, incl, 15);  // lanes >= na add 0
+      if (lane < na) m.sa[lane].corrFirst = incl - count;
+      if (lane < int(sizeof(PatchDesc) / 4))
+        reinterpret_cast<uint32_t*>(&m.p)[lane] = reinterpret_cast<const uint32_t*>(pd)[lane];
+      if (lane == 0) {
         m.na = na;
+        m.lowFirstWord = lowBit0 >> 5;
+        m.lowWords = coded && lowEnd > lowBit0
+                         ? min(((lowEnd - 1u) >> 5) - (lowBit0 >> 5) + 1u, uint32_t(kStripLowWords))
+                         : 0u;
+        m.corrTotal = kResiduals && coded ? corrTotal : 0u;
       }
     }
     __syncthreads();
     const int na = m.na;
-    const uint32_t patchIndex = m.ad[0].patch;
     const int x0 = int(m.ad[0].ax) * kArea, y0 = int(m.ad[0].ay) * kArea;
-    const int width = int(m.p.width);
-    const int cw = min(na * kArea, width - x0), ah = min(kArea, int(m.p.height) - y0);
+    const int cw = min(na * kArea, int(m.p.width) - x0), ah = min(kArea, int(m.p.height) - y0);
     const int kind = m.p.kind;
     const bool coded = kind == kKindCoded;
     const uint32_t* __restrict__ s = words + m.p.streamWord;
-    if (t == 0 && coded) {
-      uint32_t corrTotal = 0, lowEnd = m.ad[0].lowBit;
-      for (int a = 0; a < na; ++a) {
-        const AreaDesc& ad = m.ad[a];
-        const int aw = min(kArea, width - (x0 + a * kArea));
-        lowEnd = max(lowEnd, ad.lowBit + uint32_t(aw * ah * int(ad.bits)));
-        StripArea sa;
-        sa.lowShift = ad.lowBit - (m.ad[0].lowBit & ~31u);
-        sa.maskShift = ad.maskBit & 31u;
-        sa.corrFirst = corrTotal;
-        sa.count = ad.count;
-        sa.bits = ad.bits;
-        sa.maskCode = ad.maskCode;
-        m.sa[a] = sa;
-        corrTotal += ad.count;
-      }
-      m.lowFirstWord = m.ad[0].lowBit >> 5;
-      m.lowWords = lowEnd > m.ad[0].lowBit
-                       ? min(((lowEnd - 1u) >> 5) - (m.ad[0].lowBit >> 5) + 1u, uint32_t(kStripLowWords))
-                       : 0u;
-      m.corrTotal = kResiduals ? corrTotal : 0u;
-    }
-    __syncthreads();
     if (coded) {
-      const int segLog = m.p.segLog, segX = m.p.segX, segY = m.p.segY;
       // Setup 2: control nets (not for refine: the destination holds the prediction).
       if constexpr (kMode != Mode::Refine) {
-        const int sx0 = min(x0 >> segLog, segX - 1), sx1 = min((x0 + cw - 1) >> segLog, segX - 1);
-        const int sy0 = min(y0 >> segLog, segY - 1), sy1 = min((y0 + ah - 1) >> segLog, segY - 1);
-        const int nsx = sx1 - sx0 + 1, nets = nsx * (sy1 - sy0 + 1);
-        for (int q = t; q < nets; q += kStripThreads)
-          loadSegmentDev(m.p, s, sx0 + q % nsx, sy0 + q / nsx, m.nets[q]);
+        const int segLog = m.p.segLog;
+        const int sx0 = min(x0 >> segLog, int(m.p.segX) - 1), sy0 = min(y0 >> segLog, int(m.p.segY) - 1);
+        const int nsx = min((x0 + cw - 1) >> segLog, int(m.p.segX) - 1) - sx0 + 1;
+        const int sy1 = min((y0 + ah - 1) >> segLog, int(m.p.segY) - 1);
+        const int nets = nsx * (sy1 - sy0 + 1);
+        for (int q = t; q < nets; q += kStripThreads) {
+          const int qy = q / nsx;
+          loadSegmentDev(m.p, s, sx0 + q - qy * nsx, sy0 + qy, m.nets[q]);
+        }
       }
       // Setup 3: prominent corrections, saturated as in the area kernel.
       const uint32_t corrTotal = m.corrTotal;
       if (corrTotal > 0) {
         for (int q = t; q < kArea * kStripCols; q += kStripThreads) m.corr[q] = 0;
         __syncthreads();
+        const int highBits = m.p.highBits;
         for (uint32_t e = uint32_t(t); e < corrTotal; e += kStripThreads) {
           int a = 0;
           while (a + 1 < na && m.sa[a + 1].corrFirst <= e) ++a;
           const AreaDesc& ad = m.ad[a];
           const uint32_t k = e - m.sa[a].corrFirst;
           const uint8_t pos = reinterpret_cast<const uint8_t*>(s)[ad.posByte + k];
-          const int32_t high = unzigzag(fieldAt(s, ad.highBit + k * m.p.highBits, m.p.highBits) + 1u);
+          const int32_t high = unzigzag(fieldAt(s, ad.highBit + k * uint32_t(highBits), highBits) + 1u);
           int64_t c = int64_t(high) * (int64_t(1) << ad.bits);
           constexpr int64_t kSat = int64_t(1) << 18;
           c = c < -kSat ? -kSat : (c > kSat ? kSat : c);
@@ -442,97 +468,113 @@ __global__ void __launch_bounds__(kStripThreads, kResidentThreads / kStripThread
         for (uint32_t w = uint32_t(t); w < n; w += kStripThreads) m.lows[w] = __ldg(s + w0 + w);
         if (t == 0) m.lows[n] = 0;
       }
-      // Setup 5: mask bitmaps of the mixed areas.
+      // Setup 5: mask bitmaps of the mixed areas (slot q / kMaskSlot, word q % kMaskSlot).
       for (int q = t; q < na * kMaskSlot; q += kStripThreads) {
         const int a = q / kMaskSlot, w = q - a * kMaskSlot;
-        const AreaDesc& ad = m.ad[a];
-        if (ad.maskCode != hfpac::detail::kMaskBitmap) continue;
-        const int aw = min(kArea, width - (x0 + a * kArea));
-        const uint32_t fw = ad.maskBit >> 5;
-        const int count = int(((ad.maskBit + uint32_t(aw * ah) - 1u) >> 5) - fw + 1u);
+        const StripArea& sa = m.sa[a];
+        if (sa.maskCode != hfpac::detail::kMaskBitmap) continue;
+        const int aw = min(kArea, cw - a * kArea);
+        const uint32_t maskBit = m.ad[a].maskBit, fw = maskBit >> 5;
+        const int count = int(((maskBit + uint32_t(aw * ah) - 1u) >> 5) - fw + 1u);
         if (w < count) m.mask[q] = __ldg(s + fw + uint32_t(w));
         else if (w == count) m.mask[q] = 0;
       }
       __syncthreads();
     }
 
-    // The units: column xc of the chunk, rows 4 qr .. 4 qr + 3 of the strip.
-    const int units = cw * ((ah + 3) >> 2);
-    for (int u = t; u < units; u += kStripThreads) {
-      const int qr = u / cw, xc = u - qr * cw;
+    // The units: column xc of the chunk, rows 4 qr .. 4 qr + 3 of the strip; unit u = qr * cw
+    // + xc, walked by kStripThreads without a divide per unit.
+    const int rowsQ = (ah + 3) >> 2;  // unit rows
+    const int dq = kStripThreads / cw, dx = kStripThreads - dq * cw;
+    int qr = t / cw, xc = t - qr * cw;
+    uint16_t* rowBase = nullptr;  // linear: sample (0, y0) of the patch
+    if constexpr (!kSurface) rowBase = linear + (m.p.dstOffset + uint64_t(y0) * m.p.dstPitch);
+    while (qr < rowsQ) {
       const int a = xc >> 4, lx = xc & (kArea - 1), ly0 = qr * kRowsPerThread;
       const int x = x0 + xc, yb = y0 + ly0;
       const int rows = min(kRowsPerThread, ah - ly0);
       const PatchDesc& p = m.p;
+      const uint32_t pitch = p.dstPitch;
       uint16_t* row = nullptr;
-      if constexpr (!kSurface) row = linear + (p.dstOffset + uint64_t(yb) * p.dstPitch);
-      if (kind == kKindFlat || (coded && m.sa[a].maskCode == hfpac::detail::kMaskAll)) {
+      if constexpr (!kSurface) row = rowBase + uint64_t(ly0) * pitch;  // storeDst adds x
+      const int maskCode = coded ? int(m.sa[a].maskCode) : 0;
+      if (kind == kKindFlat || maskCode == hfpac::detail::kMaskAll) {
         const uint16_t v = kind == kKindFlat ? uint16_t(p.base ^ p.flip) : p.maskOut;
 #pragma unroll
         for (int k = 0; k < kRowsPerThread; ++k)
-          if (k < rows) storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(p.dstPitch)), surf, x, yb + k, v);
-        continue;
-      }
-      if (kind == kKindStored) {
+          if (k < rows) storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(pitch)), surf, x, yb + k, v);
+      } else if (kind == kKindStored) {
         const uint32_t lowBit = m.ad[a].lowBit;
+        const uint32_t* __restrict__ s = words + p.streamWord;
 #pragma unroll
         for (int k = 0; k < kRowsPerThread; ++k)
           if (k < rows) {
             const uint32_t bit = lowBit + (uint32_t(yb + k) * p.width + uint32_t(x)) * hfpac::kMaxBits;
-            storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(p.dstPitch)), surf, x, yb + k,
+            storeDst<kSurface>(p, row + (kSurface ? 0 : k * uint64_t(pitch)), surf, x, yb + k,
                                uint16_t(fieldAt(s, bit, hfpac::kMaxBits) ^ p.flip));
           }
-        continue;
-      }
-      const StripArea sa = m.sa[a];
-      const int aw = min(kArea, width - (x0 + a * kArea));
-      const int segLog = p.segLog;
-      int64_t sum = 0, step = 0, step2 = 0;
-      if constexpr (kMode != Mode::Refine) {
-        const int segX = p.segX, segY = p.segY;
-        const int sx0 = min(x0 >> segLog, segX - 1), sy0 = min(y0 >> segLog, segY - 1);
-        const int nsx = min((x0 + cw - 1) >> segLog, segX - 1) - sx0 + 1;
-        const int i = min(x >> segLog, segX - 1), j = min(yb >> segLog, segY - 1);
-        const ColumnPoly cp = columnPoly(m.nets[(j - sy0) * nsx + (i - sx0)].p, x - (i << segLog), segLog);
-        const int c0 = yb - (j << segLog);
-        sum = polyAt(cp, c0);
-        step = polyStep(cp, c0);
-        step2 = 2 * cp.q;
-      }
-      const int b = sa.bits;
-      const bool hasCorr = kResiduals && sa.count > 0;
-      const bool bitmap = sa.maskCode == hfpac::detail::kMaskBitmap;
-      const uint32_t lowMask = (1u << b) - 1u;
-      const int32_t half = halfStep(b);
-      const uint32_t* mask = m.mask + a * kMaskSlot;
-#pragma unroll
-      for (int k = 0; k < kRowsPerThread; ++k) {
-        if (k < rows) {
-          const int y = yb + k;
-          uint16_t* r = kSurface ? nullptr : row + k * uint64_t(p.dstPitch);
-          const int index = (ly0 + k) * aw + lx;  // raster order inside the area
-          if (bitmap && sharedField(mask, sa.maskShift + uint32_t(index), 1u)) {
-            storeDst<kSurface>(p, r, surf, x, y, p.maskOut);
-          } else {
-            int32_t v;
-            if constexpr (kMode == Mode::Refine) {
-              v = int32_t(loadDst<kSurface>(p, r, surf, x, y) ^ p.flip);
-            } else {
-              v = predictionOf(sum, segLog);
-            }
-            if (hasCorr) v += m.corr[(ly0 + k) * kStripCols + xc];
-            if constexpr (kLows) {
-              if (b > 0) v += int32_t(sharedField(m.lows, sa.lowShift + uint32_t(index * b), lowMask)) - half;
-            }
-            if (v < 0 || v > 65535) {
-              if constexpr (kLows) atomicOr(flags + patchIndex, kFlagOutOfRange);
-              v = v < 0 ? 0 : 65535;
-            }
-            storeDst<kSurface>(p, r, surf, x, y, uint16_t(uint16_t(v) ^ p.flip));
-          }
+      } else {
+        const StripArea& sa = m.sa[a];
+        const int aw = min(kArea, cw - a * kArea);
+        int64_t sum = 0, step = 0, step2 = 0;
+        const int segLog = p.segLog;
+        if constexpr (kMode != Mode::Refine) {
+          // the same net numbering as setup 2
+          const int sx0 = min(x0 >> segLog, int(p.segX) - 1), sy0 = min(y0 >> segLog, int(p.segY) - 1);
+          const int nsx = min((x0 + cw - 1) >> segLog, int(p.segX) - 1) - sx0 + 1;
+          const int i = min(x >> segLog, int(p.segX) - 1), j = min(yb >> segLog, int(p.segY) - 1);
+          const ColumnPoly cp = columnPoly(m.nets[(j - sy0) * nsx + (i - sx0)].p, x - (i << segLog), segLog);
+          const int c0 = yb - (j << segLog);
+          sum = polyAt(cp, c0);
+          step = polyStep(cp, c0);
+          step2 = 2 * cp.q;
         }
-        sum += step;
-        step += step2;
+        const int b = sa.bits;
+        const bool hasCorr = kResiduals && sa.count > 0;
+        const bool bitmap = maskCode == hfpac::detail::kMaskBitmap;
+        const uint32_t lowMask = (1u << b) - 1u;
+        const int32_t half = halfStep(b);
+        const uint32_t* mask = m.mask + a * kMaskSlot;
+        // raster order inside the area (layer 3, mask bitmap): index = (ly0 + k) * aw + lx
+        const uint32_t index0 = uint32_t(ly0 * aw + lx);
+        uint32_t lowPos = sa.lowShift + index0 * uint32_t(b);
+        const uint32_t lowStride = uint32_t(aw * b);
+        const int32_t* corr = m.corr + ly0 * kStripCols + xc;
+#pragma unroll
+        for (int k = 0; k < kRowsPerThread; ++k) {
+          if (k < rows) {
+            const int y = yb + k;
+            uint16_t* r = kSurface ? nullptr : row + k * uint64_t(pitch);
+            if (bitmap && sharedField(mask, sa.maskShift + index0 + uint32_t(k * aw), 1u)) {
+              storeDst<kSurface>(p, r, surf, x, y, p.maskOut);
+            } else {
+              int32_t v;
+              if constexpr (kMode == Mode::Refine) {
+                v = int32_t(loadDst<kSurface>(p, r, surf, x, y) ^ p.flip);
+              } else {
+                v = predictionOf(sum, segLog);
+              }
+              if (hasCorr) v += corr[k * kStripCols];
+              if constexpr (kLows) {
+                if (b > 0) v += int32_t(sharedField(m.lows, lowPos, lowMask)) - half;
+              }
+              if (v < 0 || v > 65535) {
+                if constexpr (kLows) atomicOr(flags + m.ad[0].patch, kFlagOutOfRange);
+                v = v < 0 ? 0 : 65535;
+              }
+              storeDst<kSurface>(p, r, surf, x, y, uint16_t(uint16_t(v) ^ p.flip));
+            }
+          }
+          sum += step;
+          step += step2;
+          lowPos += lowStride;
+        }
+      }
+      xc += dx;
+      qr += dq;
+      if (xc >= cw) {
+        xc -= cw;
+        ++qr;
       }
     }
   }
@@ -546,6 +588,15 @@ void launchStrips(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t
   for (uint64_t first = 0; first < l.areaCount; first += kMaxAreas) {
     const uint64_t n = l.areaCount - first < kMaxAreas ? l.areaCount - first : kMaxAreas;
     const unsigned blocks = unsigned((n + kStripRange - 1) / kStripRange);
+    // The whole carveout as shared memory: 8 blocks of ~20 KB are resident only then.
+    static const bool carveout = [] {
+      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, false>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
+      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, true>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      int(cudaSharedmemCarveoutMaxShared)));
+      return true;
+    }();
+    (void)carveout;
     if (l.linear)
       decodeStrips<kMode, false><<<blocks, kStripThreads, 0, stream>>>(
           l.patches, l.areas + first, n, l.words, l.flags, l.linear, surf);

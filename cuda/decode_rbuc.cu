@@ -20,8 +20,7 @@
 // The host validated every stream (codec/stream_index.h: every width <= the block's root
 // <= 17, every block inside section D) before writing any AreaDesc.
 //
-// The small device helpers below repeat decode.cu's (that file's kernel is tuned separately);
-// both follow layout.h, which holds the arithmetic that makes CPU and GPU bit-identical.
+// The device helpers shared with decode.cu are in decode_device.cuh.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -30,6 +29,7 @@
 #include "codec/layout.h"
 #include "gpu/cuda_util.h"
 #include "gpu/decode_desc.h"
+#include "decode_device.cuh"
 
 namespace hfgpu::detail {
 namespace {
@@ -52,57 +52,11 @@ constexpr int kMaxNodes = (kBlockSide / kNodeSide) * (kBlockSide / kNodeSide);  
 static_assert(kMaxNodes == 64 && kThreads >= kMaxNodes, "two warps scan a block's nodes");
 static_assert(kBlockSide == 2 * kArea, "an area is a quarter of a 2DRBUC block");
 
-struct SurfaceParams {
-  cudaSurfaceObject_t s[kMaxSurfaces];
-};
-
-__device__ __forceinline__ int32_t unzigzagDev(uint32_t z) {
-  return int32_t(z >> 1) ^ -int32_t(z & 1);
-}
-
-// A field of `bits` (0..25) bits at bit `bit` of `w` (one or two aligned 32-bit loads; the
-// second word exists whenever the field crosses into it).
-__device__ __forceinline__ uint32_t fieldAt(const uint32_t* __restrict__ w, uint64_t bit, int bits) {
-  if (bits == 0) return 0;
-  const uint64_t i = bit >> 5;
-  const int sh = int(bit & 31);
-  uint32_t v = __ldg(w + i) >> sh;
-  if (sh + bits > 32) v |= __ldg(w + i + 1) << (32 - sh);
-  return v & ((1u << bits) - 1u);
-}
-
 __device__ __forceinline__ int bitLengthDev(uint32_t v) { return 32 - __clz(int(v)); }
 
 __device__ __forceinline__ int nodeSpanDev(int extent, int node) {
   const int rest = extent - node * kNodeSide;
   return rest < kNodeSide ? rest : kNodeSide;
-}
-
-// layout.h's loadSegment, reading the stream's words directly (section A starts at bit 256).
-__device__ void loadSegmentDev(const PatchDesc& p, const uint32_t* __restrict__ s, int sx, int sy,
-                               SegmentControls& c) {
-  const int cb = p.cornerBits, eb = p.edgeBits, zb = p.centreBits;
-  const uint64_t cw = uint64_t(p.segX) + 1;
-  const uint64_t a0 = uint64_t(hfpac::kHeaderBytes) * 8;
-  auto corner = [&](int i, int j) {
-    return int32_t(p.base) + int32_t(fieldAt(s, a0 + (uint64_t(j) * cw + i) * cb, cb));
-  };
-  c.p[0][0] = corner(sx, sy);
-  c.p[0][2] = corner(sx + 1, sy);
-  c.p[2][0] = corner(sx, sy + 1);
-  c.p[2][2] = corner(sx + 1, sy + 1);
-  auto hedge = [&](int i, int j) {
-    return unzigzagDev(fieldAt(s, p.hedgeBit + (uint64_t(j) * p.segX + i) * eb, eb));
-  };
-  auto vedge = [&](int i, int j) {
-    return unzigzagDev(fieldAt(s, p.vedgeBit + (uint64_t(j) * cw + i) * eb, eb));
-  };
-  c.p[0][1] = edgeFromOffset(c.p[0][0], c.p[0][2], hedge(sx, sy));
-  c.p[2][1] = edgeFromOffset(c.p[2][0], c.p[2][2], hedge(sx, sy + 1));
-  c.p[1][0] = edgeFromOffset(c.p[0][0], c.p[2][0], vedge(sx, sy));
-  c.p[1][2] = edgeFromOffset(c.p[0][2], c.p[2][2], vedge(sx + 1, sy));
-  c.p[1][1] = centreBase(c) +
-              unzigzagDev(fieldAt(s, p.centreBit + (uint64_t(sy) * p.segX + sx) * zb, zb));
 }
 
 template <bool kSurface>
@@ -181,7 +135,7 @@ __global__ void __launch_bounds__(kThreads)
     const int widthBits = bitLengthDev(fieldAt(s, ad.lowBit, kRbucRootBits));
     dataBit = ad.lowBit + uint32_t(kRbucRootBits) + uint32_t(nodes * widthBits);
     if (t < nodes) {
-      width = int(fieldAt(s, uint64_t(ad.lowBit) + kRbucRootBits + uint64_t(t * widthBits), widthBits));
+      width = int(fieldAt(s, ad.lowBit + uint32_t(kRbucRootBits + t * widthBits), widthBits));
       size = uint32_t(width * nodeSpanDev(bw, t % nodesX) * nodeSpanDev(bh, t / nodesX));
     }
     inclusive = size;
@@ -215,14 +169,14 @@ __global__ void __launch_bounds__(kThreads)
     const int n = nj * nodesX + ni;
     const int w = nodeWidth[n];
     const uint32_t local = uint32_t((by % kNodeSide) * nodeSpanDev(bw, ni) + bx % kNodeSide);
-    v += unzigzagDev(fieldAt(s, uint64_t(nodeBit[n]) + uint64_t(local) * uint32_t(w), w));
+    v += unzigzag(fieldAt(s, nodeBit[n] + uint32_t(local) * uint32_t(w), w));
     if (v < 0 || v > 65535) {
       atomicOr(flags + ad.patch, kFlagOutOfRange);
       v = v < 0 ? 0 : 65535;
     }
   }
   if (ad.maskCode == kMaskAll ||
-      (ad.maskCode == kMaskBitmap && fieldAt(s, uint64_t(ad.maskBit) + uint64_t(ly * aw + lx), 1))) {
+      (ad.maskCode == kMaskBitmap && fieldAt(s, uint32_t(ad.maskBit) + uint32_t(ly * aw + lx), 1))) {
     storeDst<kSurface>(p, linear, surf, x, y, p.maskOut);
     return;
   }
@@ -250,12 +204,7 @@ void launchRbucMode(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream
 void launchDecodeRbuc(const DecodeLaunch& l, void* streamPtr) {
   if (l.rbucAreaCount == 0) return;
   const cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
-  SurfaceParams surf{};
-  if (!l.linear) {
-    if (l.surfaceCount < 0 || l.surfaceCount > kMaxSurfaces)
-      throw std::invalid_argument("hfgpu: too many surfaces for one decode launch");
-    for (int i = 0; i < l.surfaceCount; ++i) surf.s[i] = l.surfaces[i];
-  }
+  const SurfaceParams surf = surfaceParamsFor(l);
   switch (l.mode) {
     case Mode::L1: launchRbucMode<Mode::L1>(l, surf, stream); break;
     case Mode::L12: launchRbucMode<Mode::L12>(l, surf, stream); break;

@@ -103,7 +103,11 @@ double LodSelector::pixelsPerUnit(const LodCamera& cam) {
 }
 
 std::vector<DrawTile> LodSelector::select(const LodCamera& cam, const DominoPatterns& patterns,
-                                          LodStats* stats) const {
+                                          LodStats* stats,
+                                          const std::vector<uint8_t>* usable) const {
+  if (usable && usable->size() != tiles().size())
+    throw std::invalid_argument("lod: usable must have one entry per tile");
+  auto isUsable = [&](size_t t) { return !usable || (*usable)[t] != 0; };
   if (patterns.tileLog() != pyr_.tileLog)
     throw std::invalid_argument("lod: patterns and pyramid have different tile sizes");
   LodStats st;
@@ -151,6 +155,18 @@ std::vector<DrawTile> LodSelector::select(const LodCamera& cam, const DominoPatt
       const long ch = find(d.level - 1, 2 * d.x + (c & 1), 2 * d.y + (c >> 1));
       if (ch >= 0) out.push_back(size_t(ch));
     }
+    // All or nothing: refining into a partial set of children would leave holes.
+    for (size_t ch : out)
+      if (!isUsable(ch)) {
+        out.clear();
+        ++st.blockedSplits;
+        return;
+      }
+  };
+  auto splittable = [&](const DrawTile& d) {
+    std::vector<size_t> k;
+    children(d, k);
+    return !k.empty();
   };
 
   // 1. Quadtree from the top level: refine while the level itself is too coarse (even ldr 0
@@ -161,7 +177,7 @@ std::vector<DrawTile> LodSelector::select(const LodCamera& cam, const DominoPatt
   for (uint32_t y = 0; y < pyr_.tilesY(top); ++y)
     for (uint32_t x = 0; x < pyr_.tilesX(top); ++x) {
       const long t = find(top, x, y);
-      if (t >= 0) todo.push_back(size_t(t));
+      if (t >= 0 && isUsable(size_t(t))) todo.push_back(size_t(t));
     }
   while (!todo.empty()) {
     const size_t t = todo.back();
@@ -198,7 +214,9 @@ std::vector<DrawTile> LodSelector::select(const LodCamera& cam, const DominoPatt
         for (int dx = -1; dx <= 1 && !split; ++dx) {
           if (!dx && !dy) continue;
           const DrawTile* b = coveringLeaf(a.level, long(a.x) + dx, long(a.y) + dy);
-          if (b && (b->level > a.level + 1 || (b->level == a.level + 1 && a.centre < 1))) split = b;
+          if (b && (b->level > a.level + 1 || (b->level == a.level + 1 && a.centre < 1)) &&
+              splittable(*b))
+            split = b;
         }
       if (!split) continue;
       const DrawTile b = *split;

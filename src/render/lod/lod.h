@@ -70,6 +70,7 @@ struct DrawTile {
 struct LodStats {
   size_t visited = 0, culled = 0, balanceSplits = 0;
   size_t cornerClamps = 0;  // corners outside [0, centre] that had to be clamped (must stay 0)
+  size_t blockedSplits = 0;  // refinements or balance splits skipped for unusable children
 };
 
 class LodSelector {
@@ -77,8 +78,15 @@ class LodSelector {
   // Keeps a reference to `pyramid` (it must outlive the selector). O(tiles).
   explicit LodSelector(const LodPyramid& pyramid);
 
+  // `usable` (optional, one entry per tile): tiles with usable[i] == 0 are treated as absent
+  // (not resident in the atlas yet). A node is refined only when all its existing children are
+  // usable, so a missing tile is drawn as its usable ancestor; top-level tiles must be usable
+  // to be drawn. A balance split that would need an unusable child is skipped (the selection
+  // is then transiently unbalanced and LodStats::cornerClamps may be > 0 until the children
+  // arrive); with every tile usable (or usable == nullptr) the result is the full selection.
   std::vector<DrawTile> select(const LodCamera& camera, const DominoPatterns& patterns,
-                               LodStats* stats = nullptr) const;
+                               LodStats* stats = nullptr,
+                               const std::vector<uint8_t>* usable = nullptr) const;
 
   // Pixels per world unit of error at distance 1 (viewport height / 2 times the projection's
   // y scale, recovered from the view-projection as |row 1| / |row 3| of its 3x3 part).

@@ -1,0 +1,87 @@
+#version 450 core
+// terrain.frag - normals from the height texture, hillshade, elevation ramp, distance fog, and
+// the debug views (colour by level / ldr, wireframe).
+#include "common.glsl"
+
+in vec3 vWorld;
+in vec2 vLocal;
+flat in uint vDraw;
+
+uniform vec3 uEye;
+uniform int uView;       // 0 shaded, 1 colour by level, 2 colour by ldr
+uniform int uWire;       // 1: wireframe line pass
+uniform vec3 uFogColor;
+uniform float uFogDistance;  // 0: no fog
+uniform vec3 uLightDir;  // towards the light, normalised
+
+layout(location = 0) out vec4 oColor;
+
+// World-space gradient (dh/dx, dh/dy, metres per world unit) at tile-local sample p:
+// central differences inside the tile, one-sided on its border.
+vec2 gradientAt(TileRecord r, ivec2 p) {
+  int n = int(r.atlas.w);
+  ivec2 a = max(p - 1, ivec2(0)), b = min(p + 1, ivec2(n));
+  float gx = (tileHeight(r, ivec2(b.x, p.y)) - tileHeight(r, ivec2(a.x, p.y))) /
+             (float(b.x - a.x) * r.world.z);
+  float gy = (tileHeight(r, ivec2(p.x, b.y)) - tileHeight(r, ivec2(p.x, a.y))) /
+             (float(b.y - a.y) * r.world.w);
+  return vec2(gx, gy);
+}
+
+vec3 normalAt(TileRecord r, vec2 local) {
+  vec2 f = floor(local);
+  vec2 t = local - f;
+  ivec2 i = ivec2(f);
+  vec2 g = mix(mix(gradientAt(r, i), gradientAt(r, i + ivec2(1, 0)), t.x),
+               mix(gradientAt(r, i + ivec2(0, 1)), gradientAt(r, i + ivec2(1, 1)), t.x), t.y);
+  return normalize(vec3(-g * uHeight.z, 1.0));
+}
+
+// Hypsometric tint (metres): sea, lowland green, upland, rock, snow.
+vec3 elevationColor(float h) {
+  if (h <= 0.5) return vec3(0.13, 0.30, 0.52);
+  const int K = 7;
+  const float hs[K] = float[K](0.5, 60.0, 400.0, 1000.0, 1800.0, 2800.0, 3600.0);
+  const vec3 cs[K] = vec3[K](vec3(0.76, 0.72, 0.52), vec3(0.30, 0.52, 0.24),
+                             vec3(0.42, 0.58, 0.28), vec3(0.66, 0.62, 0.38),
+                             vec3(0.56, 0.45, 0.34), vec3(0.55, 0.53, 0.51),
+                             vec3(0.96, 0.96, 0.98));
+  for (int k = 1; k < K; ++k)
+    if (h < hs[k]) return mix(cs[k - 1], cs[k], (h - hs[k - 1]) / (hs[k] - hs[k - 1]));
+  return cs[K - 1];
+}
+
+// Debug palette: distinct chromaticities (none is the tests' magenta background).
+vec3 debugColor(int i) {
+  const vec3 p[9] = vec3[9](vec3(0.95, 0.20, 0.15), vec3(0.20, 0.80, 0.20), vec3(0.20, 0.35, 0.95),
+                            vec3(0.95, 0.85, 0.10), vec3(0.10, 0.85, 0.85), vec3(0.95, 0.55, 0.10),
+                            vec3(0.55, 0.30, 0.95), vec3(0.90, 0.90, 0.90), vec3(0.45, 0.25, 0.10));
+  return p[clamp(i, 0, 8)];
+}
+
+void main() {
+  if (uWire == 1) {
+    oColor = vec4(0.04, 0.04, 0.05, 1.0);
+    return;
+  }
+  TileRecord r = tiles[vDraw];
+  vec3 n = normalAt(r, vLocal);
+  float lambert = max(dot(n, uLightDir), 0.0);
+  vec3 c;
+  if (uView == 1 || uView == 2) {
+    int idx = uView == 1 ? int(r.info.x) : int(r.info.y);
+    c = debugColor(idx) * (0.55 + 0.45 * lambert);
+  } else {
+    float h = vWorld.z / max(uHeight.z, 1e-6);
+    vec3 base = elevationColor(h);
+    float shade = 0.30 + 0.85 * lambert;
+    vec3 sky = vec3(0.10, 0.12, 0.16) * (0.5 + 0.5 * n.z);  // soft ambient from above
+    c = base * shade + base * sky;
+    if (uFogDistance > 0.0) {
+      float d = length(vWorld - uEye) / uFogDistance;
+      float f = clamp(1.0 - exp(-d * d), 0.0, 0.85);
+      c = mix(c, uFogColor, f);
+    }
+  }
+  oColor = vec4(clamp(c, 0.0, 1.0), 1.0);
+}

@@ -1,0 +1,551 @@
+// renderer.cpp - atlas, streaming glue, Domino multi-draw and the FBO target.
+#include "render/gl/renderer.h"
+
+#include <glad/gl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_set>
+
+#include "archive/archive.h"
+#include "render/gl/shader.h"
+
+#ifndef HF_SHADER_DIR
+#define HF_SHADER_DIR "shaders"
+#endif
+
+namespace hfr {
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+double rad(double deg) { return deg * kPi / 180.0; }
+}  // namespace
+
+std::array<double, 3> Camera::forward() const {
+  const double cy = std::cos(rad(yaw)), sy = std::sin(rad(yaw));
+  const double cp = std::cos(rad(pitch)), sp = std::sin(rad(pitch));
+  return {cp * cy, cp * sy, sp};
+}
+
+std::array<double, 16> Camera::viewProj(double aspect, double zNear, double zFar) const {
+  // View: right-handed look-along with z up.
+  const auto f = forward();
+  std::array<double, 3> up{0, 0, 1};
+  if (std::fabs(f[2]) > 0.999) up = {0, 1, 0};
+  auto cross = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
+    return std::array<double, 3>{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
+                                 a[0] * b[1] - a[1] * b[0]};
+  };
+  auto norm = [](std::array<double, 3> a) {
+    const double l = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
+    return std::array<double, 3>{a[0] / l, a[1] / l, a[2] / l};
+  };
+  const auto s = norm(cross(f, up));
+  const auto u = cross(s, f);
+  const std::array<double, 3> e{x, y, z};
+  auto dot = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+  };
+  double V[16] = {s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0,
+                  s[2], u[2], -f[2], 0, -dot(s, e), -dot(u, e), dot(f, e), 1};
+  const double t = 1.0 / std::tan(rad(fovY) / 2);
+  double P[16] = {t / aspect, 0, 0, 0, 0, t, 0, 0, 0, 0, (zFar + zNear) / (zNear - zFar), -1,
+                  0, 0, 2 * zFar * zNear / (zNear - zFar), 0};
+  std::array<double, 16> m{};
+  for (int c = 0; c < 4; ++c)
+    for (int r = 0; r < 4; ++r) {
+      double acc = 0;
+      for (int k = 0; k < 4; ++k) acc += P[k * 4 + r] * V[c * 4 + k];
+      m[size_t(c * 4 + r)] = acc;
+    }
+  return m;
+}
+
+// ---- Renderer::Impl ----
+
+struct TileRecord {
+  float world[4];
+  float atlas[4];
+  float info[4];
+};
+struct DrawCommand {
+  GLuint count, instanceCount, first, baseInstance;
+};
+
+struct Renderer::Impl final : TileSink {
+  const hfa::ArchiveReader& archive;
+  StreamStrategy& strategy;
+  RenderSettings settings;
+  LodPyramid pyramid;
+  std::unique_ptr<LodSelector> selector;
+  std::unique_ptr<DominoPatterns> patterns;
+  AtlasLayout layout;
+  std::unique_ptr<PageTable> pages;
+  std::vector<uint8_t> failedTiles;
+  std::vector<long> parent;  // per tile, -1 for the top level
+  std::vector<size_t> topTiles;
+  uint64_t frameNo = 1;
+  size_t uploadsThisFrame = 0;
+  std::vector<size_t> wanted;  // last request (not resident)
+  double extentX = 1, extentY = 1, minZ = 0, maxZ = 1;
+
+  GLuint atlas = 0, vao = 0, patternVbo = 0, patternTable = 0, drawIndexVbo = 0;
+  GLuint indirect = 0, records = 0, program = 0, fbo = 0, colorRb = 0, depthRb = 0;
+  size_t maxDraws = 0;
+  GLint uViewProj = -1, uEye = -1, uHeight = -1, uAtlas = -1, uView = -1, uWire = -1,
+        uFogColor = -1, uFogDistance = -1, uLightDir = -1;
+  std::string fboError;
+
+  Impl(const hfa::ArchiveReader& a, StreamStrategy& s, const RenderSettings& rs)
+      : archive(a), strategy(s), settings(rs) {}
+
+  ~Impl() override {
+    // Reverse order of creation.
+    if (fbo) glDeleteFramebuffers(1, &fbo);
+    if (depthRb) glDeleteRenderbuffers(1, &depthRb);
+    if (colorRb) glDeleteRenderbuffers(1, &colorRb);
+    if (program) glDeleteProgram(program);
+    GLuint bufs[] = {records, indirect, drawIndexVbo, patternTable, patternVbo};
+    glDeleteBuffers(5, bufs);
+    if (vao) glDeleteVertexArrays(1, &vao);
+    if (atlas) glDeleteTextures(1, &atlas);
+  }
+
+  // ---- TileSink ----
+  bool reserve(size_t tile, AtlasSlot& slot) override {
+    uint32_t s = 0;
+    long evicted = -1;
+    if (!pages->allocate(tile, frameNo, s, evicted)) return false;
+    slot = layout.slot(s);
+    return true;
+  }
+  void uploadSamples(size_t, const AtlasSlot& slot, const uint16_t* samples) override {
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 2);
+    glTextureSubImage3D(atlas, 0, GLint(slot.x), GLint(slot.y), GLint(slot.layer),
+                        layout.tileSize, layout.tileSize, 1, GL_RED_INTEGER, GL_UNSIGNED_SHORT,
+                        samples);
+    ++uploadsThisFrame;
+  }
+  void commit(size_t, const AtlasSlot&) override {}
+  void failed(size_t tile, const std::string& error) override {
+    if (!failedTiles[tile])
+      std::fprintf(stderr, "Warning: %s; drawn from an ancestor\n", error.c_str());
+    failedTiles[tile] = 1;
+  }
+
+  bool init(std::string& error);
+  bool makeTarget(std::string& error);
+  void streamStep(const Camera& cam, FrameStats* st);
+  LodCamera lodCamera(const Camera& cam) const;
+  void clipPlanes(const Camera& cam, double& zNear, double& zFar) const;
+  void draw(const Camera& cam, FrameStats* st);
+};
+
+bool Renderer::Impl::init(std::string& error) {
+  const hfa::Header& h = archive.header();
+  if (h.tileLog < kDominoMinTileLog || h.tileLog > kDominoMaxTileLog) {
+    error = "archive tiles of " + std::to_string(h.tileSize()) +
+            " samples are not supported by the renderer (5 .. 257)";
+    return false;
+  }
+  // Pyramid in the world frame of Camera (x east, y north, origin at the south-west corner).
+  const double sx = h.spacingX > 0 ? h.spacingX : 1, sy = h.spacingY > 0 ? h.spacingY : 1;
+  pyramid.tileLog = h.tileLog;
+  pyramid.levels = h.levels;
+  pyramid.width = h.width;
+  pyramid.height = h.height;
+  pyramid.originX = 0;
+  pyramid.originY = double(h.height > 0 ? h.height - 1 : 0) * sy;
+  pyramid.spacingX = sx;
+  pyramid.spacingY = -sy;
+  extentX = double(h.width > 0 ? h.width - 1 : 0) * sx;
+  extentY = pyramid.originY;
+  const double exag = settings.verticalExaggeration;
+  const bool sgn = h.sampleType == hfpac::SampleType::Int16;
+  minZ = 1e300;
+  maxZ = -1e300;
+  const auto& entries = archive.tiles();
+  pyramid.tiles.resize(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const hfa::TileEntry& e = entries[i];
+    LodTile& t = pyramid.tiles[i];
+    t.level = e.level;
+    t.x = e.x;
+    t.y = e.y;
+    // minSample/maxSample are already signed for Int16.
+    const double a = (h.verticalOffset + h.verticalScale * e.minSample) * exag;
+    const double b = (h.verticalOffset + h.verticalScale * e.maxSample) * exag;
+    t.minZ = float(std::min(a, b));
+    t.maxZ = float(std::max(a, b));
+    minZ = std::min(minZ, double(t.minZ));
+    maxZ = std::max(maxZ, double(t.maxZ));
+    t.lodError.resize(e.lodError.size());
+    for (size_t k = 0; k < e.lodError.size(); ++k)
+      t.lodError[k] = float(double(e.lodError[k]) * std::fabs(h.verticalScale) * exag);
+  }
+  if (entries.empty()) {
+    error = "archive has no tiles";
+    return false;
+  }
+  (void)sgn;
+  selector = std::make_unique<LodSelector>(pyramid);
+  parent.assign(entries.size(), -1);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].level + 1 < h.levels)
+      parent[i] = archive.find(entries[i].level + 1, entries[i].x / 2, entries[i].y / 2);
+    if (entries[i].level == h.levels - 1) topTiles.push_back(i);
+  }
+  patterns = std::make_unique<DominoPatterns>(h.tileLog);
+
+  // Atlas.
+  GLint maxLayers = 256, maxSize = 2048;
+  glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxSize);
+  layout = AtlasLayout::fromBudget(h.tileSize(), settings.atlasBudgetMiB, entries.size(),
+                                   topTiles.size(), maxLayers, maxSize);
+  pages = std::make_unique<PageTable>(entries.size(), layout.capacity());
+  failedTiles.assign(entries.size(), 0);
+  glCreateTextures(GL_TEXTURE_2D_ARRAY, 1, &atlas);
+  glTextureStorage3D(atlas, 1, GL_R16UI, layout.layerSize(), layout.layerSize(),
+                     GLsizei(layout.layers));
+  if (glGetError() != GL_NO_ERROR) {
+    error = "cannot allocate the atlas (" + std::to_string(layout.bytes() >> 20) +
+            " MiB); lower the atlas budget";
+    return false;
+  }
+  glTextureParameteri(atlas, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTextureParameteri(atlas, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+
+  // Pattern vertices and table: uploaded once. The table also lives on the GPU for a later
+  // GPU-side command builder; the CPU copy fills the indirect commands now.
+  const auto& verts = patterns->vertices();
+  const auto& table = patterns->table();
+  glCreateBuffers(1, &patternVbo);
+  glNamedBufferStorage(patternVbo, GLsizeiptr(patterns->vertexBytes()), verts.data(), 0);
+  glCreateBuffers(1, &patternTable);
+  glNamedBufferStorage(patternTable, GLsizeiptr(patterns->tableBytes()), table.data(), 0);
+  maxDraws = entries.size();
+  std::vector<GLuint> ids(maxDraws);
+  for (size_t i = 0; i < maxDraws; ++i) ids[i] = GLuint(i);
+  glCreateBuffers(1, &drawIndexVbo);
+  glNamedBufferStorage(drawIndexVbo, GLsizeiptr(ids.size() * sizeof(GLuint)), ids.data(), 0);
+  glCreateBuffers(1, &indirect);
+  glNamedBufferStorage(indirect, GLsizeiptr(maxDraws * sizeof(DrawCommand)), nullptr,
+                       GL_DYNAMIC_STORAGE_BIT);
+  glCreateBuffers(1, &records);
+  glNamedBufferStorage(records, GLsizeiptr(maxDraws * sizeof(TileRecord)), nullptr,
+                       GL_DYNAMIC_STORAGE_BIT);
+  // VAO: binding 0 = pattern vertices (2 x u16), binding 1 = draw index, one per instance;
+  // each indirect command's baseInstance selects its draw index (core since 4.2, no
+  // gl_DrawID needed).
+  glCreateVertexArrays(1, &vao);
+  glVertexArrayVertexBuffer(vao, 0, patternVbo, 0, sizeof(DominoVertex));
+  glEnableVertexArrayAttrib(vao, 0);
+  glVertexArrayAttribIFormat(vao, 0, 2, GL_UNSIGNED_SHORT, 0);
+  glVertexArrayAttribBinding(vao, 0, 0);
+  glVertexArrayVertexBuffer(vao, 1, drawIndexVbo, 0, sizeof(GLuint));
+  glVertexArrayBindingDivisor(vao, 1, 1);
+  glEnableVertexArrayAttrib(vao, 1);
+  glVertexArrayAttribIFormat(vao, 1, 1, GL_UNSIGNED_INT, 0);
+  glVertexArrayAttribBinding(vao, 1, 1);
+
+  // Shaders.
+  std::string dir = settings.shaderDir;
+  if (dir.empty()) {
+    const char* env = std::getenv("HF_SHADER_DIR");
+    dir = env && *env ? env : HF_SHADER_DIR;
+  }
+  program = compileProgram(dir, "terrain.vert", "terrain.frag", error);
+  if (!program) return false;
+  uViewProj = glGetUniformLocation(program, "uViewProj");
+  uEye = glGetUniformLocation(program, "uEye");
+  uHeight = glGetUniformLocation(program, "uHeight");
+  uAtlas = glGetUniformLocation(program, "uAtlas");
+  uView = glGetUniformLocation(program, "uView");
+  uWire = glGetUniformLocation(program, "uWire");
+  uFogColor = glGetUniformLocation(program, "uFogColor");
+  uFogDistance = glGetUniformLocation(program, "uFogDistance");
+  uLightDir = glGetUniformLocation(program, "uLightDir");
+
+  if (!makeTarget(error)) return false;
+
+  // The top level, synchronously: the first frame always has data.
+  for (size_t t : topTiles) {
+    std::string e;
+    if (strategy.loadNow(t, *this, e)) pages->pin(t);
+    else std::fprintf(stderr, "Warning: %s\n", e.c_str());
+  }
+  if (glGetError() != GL_NO_ERROR) {
+    error = "OpenGL error while setting up the renderer";
+    return false;
+  }
+  return true;
+}
+
+bool Renderer::Impl::makeTarget(std::string& error) {
+  glCreateRenderbuffers(1, &colorRb);
+  glNamedRenderbufferStorage(colorRb, GL_RGBA8, settings.width, settings.height);
+  glCreateRenderbuffers(1, &depthRb);
+  glNamedRenderbufferStorage(depthRb, GL_DEPTH_COMPONENT32F, settings.width, settings.height);
+  glCreateFramebuffers(1, &fbo);
+  glNamedFramebufferRenderbuffer(fbo, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, colorRb);
+  glNamedFramebufferRenderbuffer(fbo, GL_DEPTH_ATTACHMENT, GL_RENDERBUFFER, depthRb);
+  if (glCheckNamedFramebufferStatus(fbo, GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+    error = "framebuffer " + std::to_string(settings.width) + "x" +
+            std::to_string(settings.height) + " is incomplete";
+    return false;
+  }
+  return true;
+}
+
+void Renderer::Impl::clipPlanes(const Camera& cam, double& zNear, double& zFar) const {
+  // Far: the farthest corner of the terrain's box; near: a fraction of the height above it.
+  double far2 = 0;
+  for (int i = 0; i < 8; ++i) {
+    const double px = (i & 1) ? extentX : 0, py = (i & 2) ? extentY : 0, pz = (i & 4) ? maxZ : minZ;
+    far2 = std::max(far2, (px - cam.x) * (px - cam.x) + (py - cam.y) * (py - cam.y) +
+                              (pz - cam.z) * (pz - cam.z));
+  }
+  zFar = std::sqrt(far2) * 1.05 + 10;
+  const double above = cam.z - maxZ;
+  zNear = std::clamp(above > 0 ? above * 0.5 : 1.0, std::max(0.5, zFar * 1e-5), zFar * 0.01);
+}
+
+LodCamera Renderer::Impl::lodCamera(const Camera& cam) const {
+  double zn, zf;
+  clipPlanes(cam, zn, zf);
+  LodCamera lc;
+  lc.eye = {cam.x, cam.y, cam.z};
+  lc.viewProj = cam.viewProj(double(settings.width) / settings.height, zn, zf);
+  lc.viewportHeight = settings.height;
+  lc.tau = settings.tau;
+  return lc;
+}
+
+void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
+  ++frameNo;
+  uploadsThisFrame = 0;
+  const LodCamera lc = lodCamera(cam);
+  // What the camera wants (full pyramid), then everything needed to draw it: each wanted tile,
+  // its ancestors and, for every refined ancestor, all of its children (the selector refines
+  // all-or-nothing).
+  const std::vector<DrawTile> want = selector->select(lc, *patterns);
+  std::unordered_set<size_t> needed;
+  std::vector<size_t> order;
+  auto need = [&](size_t t) {
+    if (needed.insert(t).second) order.push_back(t);
+  };
+  const auto& entries = archive.tiles();
+  for (const DrawTile& d : want) {
+    need(d.tile);
+    for (long c = long(d.tile), p = parent[size_t(c)]; p >= 0; c = p, p = parent[size_t(p)]) {
+      need(size_t(p));
+      const auto& pe = entries[size_t(p)];
+      for (uint32_t k = 0; k < 4; ++k) {
+        const long ch = archive.find(pe.level - 1, 2 * pe.x + (k & 1), 2 * pe.y + (k >> 1));
+        if (ch >= 0) need(size_t(ch));
+      }
+    }
+  }
+  // Touch what is resident (LRU), request the rest: coarse levels first, so the view refines
+  // progressively and ancestors arrive before their children.
+  wanted.clear();
+  for (size_t t : order) {
+    if (pages->resident(t)) pages->touch(t, frameNo);
+    else if (!failedTiles[t]) wanted.push_back(t);
+  }
+  std::stable_sort(wanted.begin(), wanted.end(),
+                   [&](size_t a, size_t b) { return entries[a].level > entries[b].level; });
+  strategy.request(wanted);
+  strategy.deliver(*this, settings.uploadsPerFrame);
+  if (st) {
+    st->tilesWanted = want.size();
+    st->uploads = uploadsThisFrame;
+    st->pending = strategy.pending();
+    st->resident = pages->residentCount();
+    st->atlasSlots = layout.capacity();
+    st->tilesMissing = 0;
+    for (size_t t : wanted)
+      if (!pages->resident(t)) ++st->tilesMissing;
+    st->failedTiles = size_t(std::count(failedTiles.begin(), failedTiles.end(), 1));
+  }
+}
+
+void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
+  const LodCamera lc = lodCamera(cam);
+  // Failed tiles count as absent too: drawn from their ancestor.
+  LodStats ls;
+  const std::vector<DrawTile> tiles = selector->select(lc, *patterns, &ls, &pages->residency());
+  const auto& table = patterns->table();
+  const int N = 1 << pyramid.tileLog;
+  std::vector<DrawCommand> cmds;
+  std::vector<TileRecord> recs;
+  cmds.reserve(tiles.size());
+  recs.reserve(tiles.size());
+  uint64_t vertices = 0;
+  if (st) {
+    st->tilesPerLevel.assign(size_t(pyramid.levels), 0);
+    st->tilesPerLdr.assign(size_t(pyramid.tileLog) + 1, 0);
+  }
+  for (const DrawTile& d : tiles) {
+    const long s = pages->slot(d.tile);
+    if (s < 0) continue;  // cannot happen: the selection only uses resident tiles
+    pages->touch(d.tile, frameNo);
+    const PatternRange r = table[d.pattern];
+    const AtlasSlot a = layout.slot(uint32_t(s));
+    const double span = double(N) * double(1u << d.level);
+    TileRecord rec{};
+    rec.world[0] = float(pyramid.originX + double(d.x) * span * pyramid.spacingX);
+    rec.world[1] = float(pyramid.originY + double(d.y) * span * pyramid.spacingY);
+    rec.world[2] = float(double(1u << d.level) * pyramid.spacingX);
+    rec.world[3] = float(double(1u << d.level) * pyramid.spacingY);
+    rec.atlas[0] = float(a.x);
+    rec.atlas[1] = float(a.y);
+    rec.atlas[2] = float(a.layer);
+    rec.atlas[3] = float(N);
+    rec.info[0] = float(d.level);
+    rec.info[1] = float(d.centre);
+    rec.info[2] = float(*std::min_element(d.corner.begin(), d.corner.end()));
+    rec.info[3] = float(d.pattern);
+    cmds.push_back(DrawCommand{r.count, 1, r.first, GLuint(recs.size())});
+    recs.push_back(rec);
+    vertices += r.count;
+    if (st) {
+      ++st->tilesPerLevel[size_t(d.level)];
+      ++st->tilesPerLdr[size_t(d.centre)];
+    }
+  }
+  if (st) {
+    st->tilesDrawn = cmds.size();
+    st->vertices = vertices;
+    st->lod = ls;
+  }
+  if (!cmds.empty()) {
+    glNamedBufferSubData(indirect, 0, GLsizeiptr(cmds.size() * sizeof(DrawCommand)), cmds.data());
+    glNamedBufferSubData(records, 0, GLsizeiptr(recs.size() * sizeof(TileRecord)), recs.data());
+  }
+
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+  glViewport(0, 0, settings.width, settings.height);
+  glClearColor(settings.background[0], settings.background[1], settings.background[2], 1.0f);
+  glClearDepth(1.0);
+  glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+  glEnable(GL_DEPTH_TEST);
+  glDepthFunc(GL_LESS);
+  glDisable(GL_CULL_FACE);  // seen from below at the borders; the mesh is a height field
+  if (cmds.empty()) return;
+
+  glUseProgram(program);
+  double zn, zf;
+  clipPlanes(cam, zn, zf);
+  const auto vp = cam.viewProj(double(settings.width) / settings.height, zn, zf);
+  float vpf[16];
+  for (int i = 0; i < 16; ++i) vpf[i] = float(vp[size_t(i)]);
+  glUniformMatrix4fv(uViewProj, 1, GL_FALSE, vpf);
+  glUniform3f(uEye, float(cam.x), float(cam.y), float(cam.z));
+  const hfa::Header& h = archive.header();
+  glUniform4f(uHeight, float(h.verticalScale), float(h.verticalOffset),
+              float(settings.verticalExaggeration),
+              h.sampleType == hfpac::SampleType::Int16 ? 1.0f : 0.0f);
+  glUniform1i(uAtlas, 0);
+  glUniform1i(uView, int(settings.view));
+  glUniform3f(uFogColor, 0.72f, 0.80f, 0.88f);
+  glUniform1f(uFogDistance,
+              settings.fog ? float(1.6 * std::sqrt(extentX * extentX + extentY * extentY)) : 0.0f);
+  // Classic hillshade light: azimuth 315 degrees (from the north-west), altitude 45 degrees.
+  const double az = rad(315), alt = rad(45);
+  glUniform3f(uLightDir, float(std::sin(az) * std::cos(alt)), float(std::cos(az) * std::cos(alt)),
+              float(std::sin(alt)));
+  glBindTextureUnit(0, atlas);
+  glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, records);
+  glBindBuffer(GL_DRAW_INDIRECT_BUFFER, indirect);
+  glBindVertexArray(vao);
+
+  glUniform1i(uWire, 0);
+  if (settings.wireframe) {
+    glEnable(GL_POLYGON_OFFSET_FILL);
+    glPolygonOffset(1.0f, 1.0f);
+  }
+  glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+  glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
+  if (settings.wireframe) {
+    glDisable(GL_POLYGON_OFFSET_FILL);
+    glUniform1i(uWire, 1);
+    glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
+    glDepthFunc(GL_LEQUAL);
+    glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
+    glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+    glDepthFunc(GL_LESS);
+  }
+  glBindVertexArray(0);
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+}
+
+// ---- Renderer ----
+
+Renderer::Renderer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Renderer::~Renderer() = default;
+
+std::unique_ptr<Renderer> Renderer::create(const hfa::ArchiveReader& archive,
+                                           StreamStrategy& strategy,
+                                           const RenderSettings& settings, std::string& error) {
+  if (settings.width < 1 || settings.height < 1 || settings.width > 16384 ||
+      settings.height > 16384) {
+    error = "bad image size " + std::to_string(settings.width) + "x" +
+            std::to_string(settings.height);
+    return nullptr;
+  }
+  auto impl = std::make_unique<Impl>(archive, strategy, settings);
+  if (!impl->init(error)) return nullptr;
+  return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
+}
+
+RenderSettings& Renderer::settings() { return impl_->settings; }
+const LodPyramid& Renderer::pyramid() const { return impl_->pyramid; }
+
+Camera Renderer::defaultCamera() const {
+  const Impl& m = *impl_;
+  const double cx = m.extentX / 2, cy = m.extentY / 2;
+  const double diag = std::sqrt(m.extentX * m.extentX + m.extentY * m.extentY);
+  Camera c;
+  c.yaw = 60;     // from the south-south-west, looking north-north-east
+  c.pitch = -32;
+  const auto f = c.forward();
+  const double d = 0.85 * diag;
+  const double tz = 0.5 * (m.minZ + m.maxZ);
+  c.x = cx - f[0] * d;
+  c.y = cy - f[1] * d;
+  c.z = tz - f[2] * d;
+  return c;
+}
+
+void Renderer::stream(const Camera& camera, FrameStats* stats) { impl_->streamStep(camera, stats); }
+
+void Renderer::frame(const Camera& camera, FrameStats* stats) {
+  impl_->streamStep(camera, stats);
+  impl_->draw(camera, stats);
+}
+
+bool Renderer::settled() const {
+  if (impl_->strategy.pending() > 0) return false;
+  for (size_t t : impl_->wanted)
+    if (!impl_->pages->resident(t) && !impl_->failedTiles[t]) return false;
+  return true;
+}
+
+std::vector<uint8_t> Renderer::readPixels() const {
+  const int w = impl_->settings.width, h = impl_->settings.height;
+  std::vector<uint8_t> px(size_t(w) * size_t(h) * 4), out(px.size());
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, impl_->fbo);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+  const size_t row = size_t(w) * 4;
+  for (int y = 0; y < h; ++y)
+    std::copy_n(px.data() + size_t(h - 1 - y) * row, row, out.data() + size_t(y) * row);
+  return out;
+}
+
+}  // namespace hfr

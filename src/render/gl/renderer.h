@@ -1,0 +1,120 @@
+// renderer.h - the OpenGL 4.5 core terrain renderer (issue 5; design: docs/rendering.md).
+//
+// Pieces, in the order of a frame:
+// - GlContext: who owns the GL context. createHeadlessContext() makes one with EGL's device
+//   platform (no window, no surface: Mesa llvmpipe in CI, the NVIDIA driver on the GPU machine);
+//   a GLFW window context implements the same interface later.
+// - Renderer: owns the Domino pattern vertex buffer (uploaded once), the atlas
+//   (GL_TEXTURE_2D_ARRAY of GL_R16UI slots with an LRU PageTable), the shaders (shaders/, with
+//   #include), an FBO target, and per frame: LOD selection on the full pyramid (what the camera
+//   wants: those tiles, their ancestors and siblings are requested from the StreamStrategy),
+//   upload of finished tiles, LOD selection restricted to resident tiles (what is drawn: a tile
+//   that is not resident yet is drawn as its resident ancestor), and one
+//   glMultiDrawArraysIndirect over all drawn tiles with a per-draw record in an SSBO.
+// - writePng: the FBO's pixels as a PNG.
+// Every GL call happens on the thread that made the context current; streaming workers never
+// touch GL. Errors are one-line strings (no "Error:" prefix).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "render/lod/lod.h"
+#include "render/stream/stream.h"
+
+namespace hfa {
+class ArchiveReader;
+}
+
+namespace hfr {
+
+// World frame (also LodPyramid's): x east, y north, z up, metres (sample units when the archive
+// does not know its spacing); (0, 0) is the south-west corner of the level-0 grid (sample
+// column 0, last row).
+struct Camera {
+  double x = 0, y = 0, z = 1000;
+  double yaw = 0;    // degrees, 0 = looking east (+x), 90 = north (+y)
+  double pitch = 0;  // degrees, negative = looking down
+  double fovY = 45;  // vertical field of view, degrees
+
+  std::array<double, 3> forward() const;
+  // Column-major view-projection (clip z in [-w, w]).
+  std::array<double, 16> viewProj(double aspect, double zNear, double zFar) const;
+};
+
+class GlContext {
+ public:
+  virtual ~GlContext() = default;
+  virtual bool makeCurrent() = 0;
+  virtual std::string description() const = 0;  // "4.5 (Core Profile) Mesa ... | llvmpipe ..."
+};
+
+// EGL device platform, core 4.5, surfaceless (render into an FBO). nullptr and a one-line
+// error when no EGL device gives such a context. Loads the GL entry points (glad).
+std::unique_ptr<GlContext> createHeadlessContext(std::string& error);
+
+enum class View { Shaded = 0, Level = 1, Ldr = 2 };
+
+struct RenderSettings {
+  int width = 1280, height = 720;
+  double tau = 1.0;                  // screen-space error bound, pixels
+  View view = View::Shaded;
+  bool wireframe = false;            // line pass over the terrain
+  bool fog = true;
+  double verticalExaggeration = 1.0;
+  std::array<float, 3> background{0.72f, 0.80f, 0.88f};  // clear colour (tests: magenta)
+  double atlasBudgetMiB = 256;
+  size_t uploadsPerFrame = 64;       // tiles uploaded per frame at most
+  std::string shaderDir;             // empty: $HF_SHADER_DIR, else the source tree's shaders/
+};
+
+struct FrameStats {
+  size_t tilesDrawn = 0, tilesWanted = 0, tilesMissing = 0;  // wanted but not resident
+  size_t uploads = 0, pending = 0, resident = 0, atlasSlots = 0, failedTiles = 0;
+  uint64_t vertices = 0;             // strip vertices submitted
+  std::vector<size_t> tilesPerLevel;
+  std::vector<size_t> tilesPerLdr;   // drawn tiles by centre ldr
+  LodStats lod;                      // of the drawn (resident) selection
+};
+
+class Renderer {
+ public:
+  // Needs a current context. Builds the patterns for the archive's tile size (tileLog 2..8),
+  // the atlas within the budget, loads the top level synchronously. The archive and the
+  // strategy must outlive the renderer.
+  static std::unique_ptr<Renderer> create(const hfa::ArchiveReader& archive,
+                                          StreamStrategy& strategy,
+                                          const RenderSettings& settings, std::string& error);
+  ~Renderer();
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+
+  RenderSettings& settings();
+  const LodPyramid& pyramid() const;
+  Camera defaultCamera() const;  // oblique view of the whole archive
+
+  // Streaming only: select, request, upload what is finished. Never waits.
+  void stream(const Camera& camera, FrameStats* stats = nullptr);
+  // stream() + draw into the FBO.
+  void frame(const Camera& camera, FrameStats* stats = nullptr);
+  // True when every tile the camera wants is resident (or failed) and nothing is pending.
+  bool settled() const;
+
+  // The FBO's colour as RGBA8, top row first (width * height * 4 bytes).
+  std::vector<uint8_t> readPixels() const;
+
+ private:
+  struct Impl;
+  explicit Renderer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes RGBA8 pixels (top row first) as PNG.
+bool writePng(const std::string& path, int width, int height, const std::vector<uint8_t>& rgba,
+              std::string& error);
+
+}  // namespace hfr

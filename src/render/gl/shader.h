@@ -1,0 +1,20 @@
+// shader.h - GLSL program loading from shaders/ with #include "file" (internal to hf_render).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hfr {
+
+// Reads `file` under `dir`, replacing each line `#include "name"` by that file (relative to
+// `dir`, recursively, each file once per source), with #line directives so that the driver's
+// log points at the right line; `files` receives the names in #line index order.
+bool preprocessShader(const std::string& dir, const std::string& file, std::string& source,
+                      std::vector<std::string>& files, std::string& error);
+
+// Compiles and links a vertex + fragment program. On failure returns 0 and an error naming the
+// file and holding the full driver log (with "source N" mapped to file names).
+unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
+                        const std::string& fragmentFile, std::string& error);
+
+}  // namespace hfr

@@ -1,0 +1,175 @@
+// stream.h - GL-free atlas bookkeeping and tile streaming for the renderer (issue 5,
+// docs/rendering.md section 3). Small classes that unit tests drive without a GL context.
+//
+// - AtlasLayout: how many p x p tile slots fit a memory budget, as layers of a
+//   GL_TEXTURE_2D_ARRAY (each layer a grid of slots).
+// - PageTable: tile -> slot, with LRU replacement. Tiles touched in the current frame and pinned
+//   tiles (the top level, loaded at start-up) are never evicted.
+// - StreamStrategy: where tiles come from and how their samples reach the atlas. The renderer
+//   asks for tiles (request), and once per frame lets the strategy hand finished tiles to a
+//   TileSink (deliver), which never blocks. `cpu` (CpuStreamStrategy) reads payloads from the
+//   archive and decodes them with hfpac::decode on worker threads; the render thread only
+//   uploads. `raw` (pinned PBO uploads of raw archives) and `cuda` (decode into the atlas with
+//   surface writes) plug in behind the same interface later: a strategy that writes the atlas
+//   itself uses TileSink::reserve + commit instead of uploadSamples.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+namespace hfa {
+class ArchiveReader;
+}
+
+namespace hfr {
+
+struct AtlasSlot {
+  uint32_t layer = 0;
+  uint32_t x = 0, y = 0;  // texel origin of the slot inside its layer
+};
+
+struct AtlasLayout {
+  int tileSize = 129;       // p
+  int slotsPerSide = 8;     // slots per layer = slotsPerSide^2
+  uint32_t layers = 1;
+
+  int layerSize() const { return slotsPerSide * tileSize; }
+  size_t slotsPerLayer() const { return size_t(slotsPerSide) * size_t(slotsPerSide); }
+  size_t capacity() const { return slotsPerLayer() * layers; }
+  size_t bytes() const { return size_t(layerSize()) * size_t(layerSize()) * 2 * layers; }
+  AtlasSlot slot(uint32_t index) const;
+
+  // The largest atlas within budgetMiB (16-bit texels), at most `maxTiles` slots (no point in
+  // more than the archive has), layers <= maxLayers, layer side <= maxTextureSize. At least one
+  // slot per top-level tile is always granted (`minTiles`), even over budget.
+  static AtlasLayout fromBudget(int tileSize, double budgetMiB, size_t maxTiles, size_t minTiles,
+                                int maxLayers = 2048, int maxTextureSize = 16384);
+};
+
+// tile -> slot with LRU replacement. Not thread-safe (render thread only).
+class PageTable {
+ public:
+  PageTable(size_t tiles, size_t capacity);
+
+  size_t capacity() const { return slotTile_.size(); }
+  size_t residentCount() const { return resident_; }
+  bool resident(size_t tile) const { return slotOf_[tile] >= 0; }
+  long slot(size_t tile) const { return slotOf_[tile]; }  // -1 when not resident
+  const std::vector<uint8_t>& residency() const { return residency_; }
+
+  // Marks a resident tile as used in `frame` (most recently used).
+  void touch(size_t tile, uint64_t frame);
+  // A pinned tile is never evicted (call after it became resident).
+  void pin(size_t tile);
+  // A slot for `tile`: a free one, else the least recently used tile that was not touched in
+  // `frame` and is not pinned, which is evicted (`evicted` = its tile, else -1). The tile is
+  // resident (and touched in `frame`) on return. False when every slot is in use this frame.
+  bool allocate(size_t tile, uint64_t frame, uint32_t& slot, long& evicted);
+  void release(size_t tile);  // makes a resident tile's slot free again
+
+ private:
+  struct Use {
+    size_t tile;
+    uint64_t frame;
+  };
+  std::vector<long> slotOf_;         // per tile
+  std::vector<long> slotTile_;       // per slot: tile or -1
+  std::vector<uint8_t> residency_;   // per tile: 1 when resident
+  std::vector<uint8_t> pinned_;      // per tile
+  std::vector<uint32_t> free_;       // free slots (stack)
+  std::list<Use> lru_;               // front = most recent; pinned tiles are not in it
+  std::vector<std::list<Use>::iterator> pos_;  // per tile, valid when in lru_
+  std::vector<uint8_t> inLru_;
+  size_t resident_ = 0;
+};
+
+// Where a strategy puts finished tiles (implemented by the GL atlas; a fake in unit tests).
+class TileSink {
+ public:
+  virtual ~TileSink() = default;
+  // Reserves a slot for `tile` (evicting the LRU tile if needed); false when none is free.
+  virtual bool reserve(size_t tile, AtlasSlot& slot) = 0;
+  // Uploads p x p samples (stride p) into the reserved slot and makes the tile resident.
+  virtual void uploadSamples(size_t tile, const AtlasSlot& slot, const uint16_t* samples) = 0;
+  // For strategies that wrote the slot themselves (cuda): makes the tile resident.
+  virtual void commit(size_t tile, const AtlasSlot& slot) = 0;
+  // The tile could not be loaded (corrupt payload): it stays absent and is drawn from an
+  // ancestor; `error` is one line.
+  virtual void failed(size_t tile, const std::string& error) = 0;
+};
+
+struct StreamStats {
+  size_t requested = 0;    // tiles queued or being decoded now
+  size_t delivered = 0;    // tiles handed to the sink so far
+  size_t failed = 0;       // corrupt tiles so far
+  size_t dropped = 0;      // finished tiles the sink had no slot for (asked again later)
+  uint64_t bytesRead = 0;  // compressed payload bytes read so far
+};
+
+class StreamStrategy {
+ public:
+  virtual ~StreamStrategy() = default;
+  virtual const char* name() const = 0;
+  // The tiles wanted now, most important first. Replaces the queue of tiles not yet started;
+  // tiles already being loaded finish. Never blocks on loading.
+  virtual void request(const std::vector<size_t>& tiles) = 0;
+  // Hands at most `maxTiles` finished tiles to `sink`; never waits. Returns how many.
+  virtual size_t deliver(TileSink& sink, size_t maxTiles) = 0;
+  // Loads one tile synchronously (start-up: the top level, so the first frame has data).
+  virtual bool loadNow(size_t tile, TileSink& sink, std::string& error) = 0;
+  // Tiles queued, being loaded or finished but not delivered.
+  virtual size_t pending() const = 0;
+  virtual StreamStats stats() const = 0;
+};
+
+// "cpu": payloads from the archive, hfpac::decode on `threads` worker threads (0 = hardware
+// concurrency - 1, at least 1). The archive must outlive the strategy.
+class CpuStreamStrategy final : public StreamStrategy {
+ public:
+  CpuStreamStrategy(const hfa::ArchiveReader& archive, int threads = 0);
+  ~CpuStreamStrategy() override;
+  CpuStreamStrategy(const CpuStreamStrategy&) = delete;
+  CpuStreamStrategy& operator=(const CpuStreamStrategy&) = delete;
+
+  const char* name() const override { return "cpu"; }
+  void request(const std::vector<size_t>& tiles) override;
+  size_t deliver(TileSink& sink, size_t maxTiles) override;
+  bool loadNow(size_t tile, TileSink& sink, std::string& error) override;
+  size_t pending() const override;
+  StreamStats stats() const override;
+
+ private:
+  struct Done {
+    size_t tile;
+    std::vector<uint16_t> samples;
+    std::string error;  // non-empty: failed
+  };
+  void worker();
+
+  const hfa::ArchiveReader& archive_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<size_t> queue_;            // not started
+  std::unordered_set<size_t> active_;   // queued, decoding, or done and not delivered
+  std::deque<Done> done_;
+  StreamStats stats_;
+  bool stop_ = false;
+  std::vector<std::thread> threads_;
+};
+
+// Makes a strategy by name ("cpu"; "raw" and "cuda" are not implemented yet: nullptr and a
+// one-line error).
+std::unique_ptr<StreamStrategy> makeStreamStrategy(const std::string& name,
+                                                   const hfa::ArchiveReader& archive,
+                                                   std::string& error, int threads = 0);
+
+}  // namespace hfr

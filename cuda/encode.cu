@@ -32,7 +32,9 @@ constexpr int kMinBitsBins = 18;  // minBits() is 0..17
 constexpr int32_t kMinControl = hfpac::detail::kMinControl;
 constexpr int32_t kMaxControl = hfpac::detail::kMaxControl;
 constexpr int kAreaSide = hfpac::kAreaSide;
+static_assert(kAreaSide == 16, "areaCoords shifts by 4");
 constexpr int kHeaderWords = hfpac::kHeaderBytes / 4;
+constexpr int kFillStage = hfpac::kMaxPatchSide;  // uint16 samples staged by the fill kernel
 
 // ---- small exact helpers (device twins of bitpack.h / encoder.cpp) ----
 
@@ -85,6 +87,51 @@ __device__ __forceinline__ Geo makeGeo(const PatchDesc& p, int segLog) {
   return g;
 }
 
+// layout.h's evalSegment in 32-bit arithmetic, identical while n^4 * |P| < 2^31: the weights are
+// non-negative and sum to n^4, |P| <= 2^17 (kMinControl..kMaxControl), so segLog <= 3 gives
+// |S| <= 2^29 and every partial sum fits int32.
+__device__ __forceinline__ int32_t evalSegment32(const SegmentControls& c, int i, int j, int segLog) {
+  const int n = 1 << segLog;
+  const int32_t wx0 = (n - i) * (n - i), wx1 = 2 * i * (n - i), wx2 = i * i;
+  const int32_t wy0 = (n - j) * (n - j), wy1 = 2 * j * (n - j), wy2 = j * j;
+  const int32_t s = wy0 * (wx0 * c.p[0][0] + wx1 * c.p[0][1] + wx2 * c.p[0][2]) +
+                    wy1 * (wx0 * c.p[1][0] + wx1 * c.p[1][1] + wx2 * c.p[1][2]) +
+                    wy2 * (wx0 * c.p[2][0] + wx1 * c.p[2][1] + wx2 * c.p[2][2]);
+  const int shift = 4 * segLog;
+  const int32_t v = (s + (int32_t(1) << (shift - 1))) >> shift;  // arithmetic shift = floor
+  return v < 0 ? 0 : (v > 65535 ? 65535 : v);
+}
+
+// Walks the points k = first, first + step, ... of a row-major w-wide patch without divisions.
+struct PointWalk {
+  int x, y, dx, dy, w;
+  __device__ PointWalk(uint32_t first, uint32_t step, int width) : w(width) {
+    y = int(first / uint32_t(width));
+    x = int(first % uint32_t(width));
+    dy = int(step / uint32_t(width));
+    dx = int(step % uint32_t(width));
+  }
+  __device__ void next() {
+    x += dx;
+    y += dy;
+    if (x >= w) {
+      x -= w;
+      ++y;
+    }
+  }
+};
+
+// Area-local coordinates of point li (row-major, aw wide): shifts for full areas.
+__device__ __forceinline__ void areaCoords(int li, int aw, int& lx, int& ly) {
+  if (aw == kAreaSide) {
+    lx = li & (kAreaSide - 1);
+    ly = li >> 4;
+  } else {
+    lx = li % aw;
+    ly = li / aw;
+  }
+}
+
 // The control points of one combo (layout in encode_kernels.cuh).
 struct Ctrl {
   int32_t *corners, *hedges, *vedges, *centres;
@@ -107,6 +154,7 @@ struct Ctrl {
     const int i = min(x >> g.segLog, segX - 1), j = min(y >> g.segLog, segY - 1);
     SegmentControls c;
     controls(i, j, c, true);
+    if (g.segLog <= 3) return evalSegment32(c, x - i * g.n, y - j * g.n, g.segLog);
     return evalSegment(c, x - i * g.n, y - j * g.n, g.segLog);
   }
 };
@@ -198,14 +246,27 @@ __global__ void __launch_bounds__(kThreads) prepareKernel(Workspace ws, Params p
   for (int k = tid; k < 256; k += kThreads) hist1[k] = 0;
   __syncthreads();
 
+  // Histogram increments are run-length merged per thread (neighbouring DEM samples share their
+  // high byte): few shared atomics, hence few same-address conflicts.
   uint32_t lo = 0xffffu, hi = 0, found = 0;
-  for (uint64_t k = uint64_t(tid); k < points; k += kThreads) {
-    const int y = int(k / uint64_t(p.width)), x = int(k % uint64_t(p.width));
-    const uint32_t v = readU(p, x, y);
-    lo = min(lo, v);
-    hi = max(hi, v);
-    found |= uint32_t(v == nodataU);
-    if (wantMode) atomicAdd(&hist1[v >> 8], 1u);
+  uint32_t runKey = 0, runCount = 0;
+  {
+    PointWalk pw(uint32_t(tid), uint32_t(kThreads), p.width);
+    for (uint32_t k = uint32_t(tid); k < uint32_t(points); k += kThreads, pw.next()) {
+      const uint32_t v = readU(p, pw.x, pw.y);
+      lo = min(lo, v);
+      hi = max(hi, v);
+      found |= uint32_t(v == nodataU);
+      if (wantMode) {
+        if (runCount != 0 && (v >> 8) != runKey) {
+          atomicAdd(&hist1[runKey], runCount);
+          runCount = 0;
+        }
+        runKey = v >> 8;
+        ++runCount;
+      }
+    }
+    if (runCount != 0) atomicAdd(&hist1[runKey], runCount);
   }
   lo = __reduce_min_sync(0xffffffffu, lo);
   hi = __reduce_max_sync(0xffffffffu, hi);
@@ -242,12 +303,21 @@ __global__ void __launch_bounds__(kThreads) prepareKernel(Workspace ws, Params p
     for (int k = tid; k < slots * 256; k += kThreads) hist2[k] = 0;
     __syncthreads();
     if (slots > 0) {
-      for (uint64_t k = uint64_t(tid); k < points; k += kThreads) {
-        const int y = int(k / uint64_t(p.width)), x = int(k % uint64_t(p.width));
-        const uint32_t v = readU(p, x, y);
+      int runBin = -1;
+      uint32_t count = 0;
+      PointWalk pw(uint32_t(tid), uint32_t(kThreads), p.width);
+      for (uint32_t k = uint32_t(tid); k < uint32_t(points); k += kThreads, pw.next()) {
+        const uint32_t v = readU(p, pw.x, pw.y);
         const int s = slotOf[v >> 8];
-        if (s >= 0) atomicAdd(&hist2[s * 256 + int(v & 255u)], 1u);
+        const int bin = s >= 0 ? s * 256 + int(v & 255u) : -1;
+        if (bin != runBin) {
+          if (count != 0) atomicAdd(&hist2[runBin], count);
+          runBin = bin;
+          count = 0;
+        }
+        if (bin >= 0) ++count;
       }
+      if (count != 0) atomicAdd(&hist2[runBin], count);
     }
     __syncthreads();
     unsigned long long best = 0;  // (count << 32) | (0xffff - value): max = most, then smallest
@@ -307,40 +377,58 @@ __global__ void __launch_bounds__(kThreads) fillKernel(Workspace ws) {
   if (tid == 0) sMin = 0xffffu;
   __syncthreads();
 
-  // Rows: one thread per row; unmasked points are copied, gaps between them interpolated.
+  // Rows: staged through shared memory in chunks of whole rows (coalesced loads and stores), one
+  // thread per row of a chunk; unmasked points are kept, gaps between them interpolated in place
+  // (a row is read ahead of where it is written).
+  __shared__ uint16_t sRows[kFillStage];
+  const int chunkRows = min(kThreads, kFillStage / w);  // >= 1: w <= kMaxPatchSide = kFillStage
   uint32_t minimum = 0xffffu;
-  for (int y = tid; y < h; y += kThreads) {
-    uint16_t* row = fill + uint64_t(y) * uint64_t(w);
-    bool anyKnown = false;
-    int previous = -1;
-    int64_t prevValue = 0;
-    for (int t = 0; t <= w; ++t) {
-      int64_t value = 0;
-      if (t < w) {
-        const uint32_t v = readU(p, t, y);
-        if (v == mv) continue;
-        value = v;
-        anyKnown = true;
-        row[t] = uint16_t(v);
-        minimum = min(minimum, v);
-      }
-      if (!(previous < 0 && t == w)) {
-        for (int g = previous + 1; g < t; ++g) {
-          int64_t v;
-          if (previous < 0) {
-            v = value;
-          } else if (t == w) {
-            v = prevValue;
-          } else {
-            v = floorDiv(prevValue * (t - g) + value * (g - previous), t - previous);
-          }
-          row[g] = uint16_t(v);
-        }
-      }
-      previous = t;
-      prevValue = value;
+  for (int y0 = 0; y0 < h; y0 += chunkRows) {
+    const int rows = min(chunkRows, h - y0);
+    const uint32_t n = uint32_t(rows) * uint32_t(w);
+    {
+      PointWalk pw(uint32_t(tid), uint32_t(kThreads), w);
+      for (uint32_t k = uint32_t(tid); k < n; k += kThreads, pw.next())
+        sRows[k] = uint16_t(readU(p, pw.x, y0 + pw.y));
     }
-    if (anyKnown) atomicOr(&rowKnown[y >> 5], 1u << (y & 31));
+    __syncthreads();
+    if (tid < rows) {
+      const int y = y0 + tid;
+      uint16_t* row = sRows + uint32_t(tid) * uint32_t(w);
+      bool anyKnown = false;
+      int previous = -1;
+      int64_t prevValue = 0;
+      for (int t = 0; t <= w; ++t) {
+        int64_t value = 0;
+        if (t < w) {
+          const uint32_t v = row[t];
+          if (v == mv) continue;
+          value = v;
+          anyKnown = true;
+          minimum = min(minimum, v);
+        }
+        if (!(previous < 0 && t == w)) {
+          for (int g = previous + 1; g < t; ++g) {
+            int64_t v;
+            if (previous < 0) {
+              v = value;
+            } else if (t == w) {
+              v = prevValue;
+            } else {
+              v = floorDiv(prevValue * (t - g) + value * (g - previous), t - previous);
+            }
+            row[g] = uint16_t(v);
+          }
+        }
+        previous = t;
+        prevValue = value;
+      }
+      if (anyKnown) atomicOr(&rowKnown[y >> 5], 1u << (y & 31));
+    }
+    __syncthreads();
+    uint16_t* dst = fill + uint64_t(y0) * uint64_t(w);
+    for (uint32_t k = uint32_t(tid); k < n; k += kThreads) dst[k] = sRows[k];
+    __syncthreads();
   }
   minimum = __reduce_min_sync(0xffffffffu, minimum);
   if ((tid & 31) == 0) atomicMin(&sMin, minimum);
@@ -403,7 +491,7 @@ __device__ __forceinline__ Choice makeChoice(uint64_t areas, uint64_t prominent,
   return c;
 }
 
-__global__ void __launch_bounds__(kThreads) analyseKernel(Workspace ws, Params prm) {
+__global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Params prm) {
   const int ncombo = prm.candidates * prm.segments;
   const int combo = int(blockIdx.y);
   const int cand = combo / prm.segments, segIdx = combo % prm.segments;
@@ -513,35 +601,53 @@ __global__ void __launch_bounds__(kThreads) analyseKernel(Workspace ws, Params p
   }
   __syncthreads();
 
-  // Centres: one warp per segment, __int128 sums reduced across the warp.
+  // Centres: one warp per segment. The CPU's sum S1 = sum_ij wy1 wx1 (n^4 f - sum_rc wy_r wx_c P_rc)
+  // (P_11 = 0) is rearranged exactly as n^4 F - sum_rc G_r G_c P_rc with F = sum_ij wx1 wy1 f
+  // (non-negative, uint64 per lane, reduced across the warp) and G_c = sum_i w1(i) w_c(i): the
+  // same integer, with one multiply-add per point instead of __int128 arithmetic.
   const int64_t n4 = n2 * n2;
   const int128 s2 = int128(den1) * den1;
   const int m = n - 1;
+  int64_t gw[3] = {0, 0, 0};
+  for (int t = 1; t < n; ++t) {
+    int64_t wt[3];
+    bezierWeights(t, n, wt);
+    for (int r = 0; r < 3; ++r) gw[r] += wt[1] * wt[r];
+  }
+  // Each warp takes `batch` consecutive segments; lane t keeps segment t's F, and the final
+  // __int128 step runs on all lanes at once (one segment each) instead of on lane 0 per segment.
   uint32_t maxCentre = 0;
-  for (int s = warp; s < g.segX * g.segY; s += kWarps) {
-    const int sx = s % g.segX, sy = s / g.segX;
-    SegmentControls c;
-    ctrl.controls(sx, sy, c, false);
-    int128 s1 = 0;
-    for (int q = lane; q < m * m; q += 32) {
-      const int i = q % m + 1, j = q / m + 1;
-      int64_t wx[3], wy[3];
-      bezierWeights(i, n, wx);
-      bezierWeights(j, n, wy);
-      int64_t t = 0;
-      for (int r = 0; r < 3; ++r) t += wy[r] * (wx[0] * c.p[r][0] + wx[1] * c.p[r][1] + wx[2] * c.p[r][2]);
-      const int64_t e = n4 * fitSample(sx * n + i, sy * n + j) - t;
-      s1 += int128(wy[1] * wx[1]) * e;
+  const int nseg = g.segX * g.segY;
+  const int batch = max(1, min(32, (nseg + kWarps - 1) / kWarps));
+  for (int s0 = warp * batch; s0 < nseg; s0 += kWarps * batch) {
+    const int cnt = min(batch, nseg - s0);
+    uint64_t mineF = 0;
+    for (int t = 0; t < cnt; ++t) {
+      const int s = s0 + t;
+      const int sx = s % g.segX, sy = s / g.segX;
+      uint64_t f = 0;
+      for (int q = lane; q < m * m; q += 32) {
+        const int i = q % m + 1, j = q / m + 1;
+        const uint32_t w11 = uint32_t(2 * i * (n - i)) * uint32_t(2 * j * (n - j));  // <= 2^18
+        f += uint64_t(w11) * uint64_t(fitSample(sx * n + i, sy * n + j));
+      }
+      if (g.segLog <= 3) {
+        f = __reduce_add_sync(0xffffffffu, uint32_t(f));  // F < 49 * 2^26 < 2^32
+      } else {
+        for (int off = 16; off > 0; off >>= 1) f += __shfl_down_sync(0xffffffffu, f, unsigned(off));
+        if (t > 0) f = __shfl_up_sync(0xffffffffu, f, unsigned(t));  // lane 0's total to lane t
+      }
+      if (lane == t) mineF = f;
     }
-    for (int off = 16; off > 0; off >>= 1) {
-      const unsigned long long lo = static_cast<unsigned long long>(uint64_t(s1));
-      const long long hi = static_cast<long long>(int64_t(s1 >> 64));
-      const unsigned long long olo = __shfl_down_sync(0xffffffffu, lo, off);
-      const long long ohi = __shfl_down_sync(0xffffffffu, hi, off);
-      // hi * 2^64 + lo (a multiplication: left-shifting a negative value is undefined).
-      s1 += int128(ohi) * (int128(1) << 64) + int128(uint64_t(olo));
-    }
-    if (lane == 0) {
+    if (lane < cnt) {
+      const int s = s0 + lane;
+      const int sx = s % g.segX, sy = s / g.segX;
+      SegmentControls c;
+      ctrl.controls(sx, sy, c, false);
+      int128 t = 0;
+      for (int r = 0; r < 3; ++r)
+        for (int cc = 0; cc < 3; ++cc) t += int128(gw[r] * gw[cc]) * c.p[r][cc];
+      const int128 s1 = int128(n4) * int128(mineF) - t;
       // floor((2 S1 + S2) / (2 S2)) clamped to the control range, without a 128-bit division:
       // |2 S2| < 2^47, so the clamp bounds times 2 S2 and any quotient inside them fit int64.
       const int128 num = 2 * s1 + s2;
@@ -571,7 +677,8 @@ __global__ void __launch_bounds__(kThreads) analyseKernel(Workspace ws, Params p
   const uint64_t aBits = uint64_t(cw) * uint64_t(ch) * uint64_t(bc) + uint64_t(nh + nv) * uint64_t(be) +
                          uint64_t(g.segX) * uint64_t(g.segY) * uint64_t(bz);
 
-  // Residual statistics, one warp per 16 x 16 area.
+  // Residual statistics, one warp per 16 x 16 area (with a fixed b only its prominent count).
+  const bool autoBits = prm.bits < 0;
   for (uint32_t k = uint32_t(warp); k < g.areas; k += kWarps) {
     const int ax = int(k % uint32_t(g.areasX)), ay = int(k / uint32_t(g.areasX));
     const int x0 = ax * kAreaSide, y0 = ay * kAreaSide;
@@ -580,16 +687,25 @@ __global__ void __launch_bounds__(kThreads) analyseKernel(Workspace ws, Params p
     if (lane < kMinBitsBins) sHist[warp][lane] = 0;
     __syncwarp();
     int32_t rmin = INT32_MAX, rmax = INT32_MIN;
-    uint32_t maskedCount = 0;
-    for (int li = lane; li < pts; li += 32) {
-      const int x = x0 + li % aw, y = y0 + li / aw;
-      const uint32_t u = readU(p, x, y);
-      const bool isMasked = masked && u == mv;
-      const int32_t r = isMasked ? 0 : int32_t(u) - ctrl.predict(g, x, y);
-      rmin = min(rmin, r);
-      rmax = max(rmax, r);
-      maskedCount += isMasked;
-      atomicAdd(&sHist[warp][minBits(r)], 1u);
+    uint32_t maskedCount = 0, promFixed = 0;
+    for (int first = 0; first < pts; first += 32) {
+      const int li = first + lane;
+      int mb = 0;
+      if (li < pts) {
+        int lx, ly;
+        areaCoords(li, aw, lx, ly);
+        const int x = x0 + lx, y = y0 + ly;
+        const uint32_t u = readU(p, x, y);
+        const bool isMasked = masked && u == mv;
+        const int32_t r = isMasked ? 0 : int32_t(u) - ctrl.predict(g, x, y);
+        rmin = min(rmin, r);
+        rmax = max(rmax, r);
+        maskedCount += isMasked;
+        mb = minBits(r);
+        if (autoBits) atomicAdd(&sHist[warp][mb], 1u);
+      }
+      // Fixed b: only prominentAt[b] is read (uniform choice, write pass).
+      if (!autoBits) promFixed += uint32_t(__popc(__ballot_sync(0xffffffffu, mb > prm.bits)));
     }
     rmin = __reduce_min_sync(0xffffffffu, rmin);
     rmax = __reduce_max_sync(0xffffffffu, rmax);
@@ -598,7 +714,11 @@ __global__ void __launch_bounds__(kThreads) analyseKernel(Workspace ws, Params p
     AreaStat& a = areas[k];
     if (lane < kBitsOptions) {
       uint32_t above = 0;
-      for (int bb = lane + 1; bb < kMinBitsBins; ++bb) above += sHist[warp][bb];
+      if (autoBits) {
+        for (int bb = lane + 1; bb < kMinBitsBins; ++bb) above += sHist[warp][bb];
+      } else if (lane == prm.bits) {
+        above = promFixed;
+      }
       a.prominentAt[lane] = uint16_t(above);
     }
     if (lane == 0) {
@@ -613,33 +733,24 @@ __global__ void __launch_bounds__(kThreads) analyseKernel(Workspace ws, Params p
   __syncthreads();
 
   // Uniform b: prominent counts, largest count and high width per b (one pass over the areas).
-  const bool autoBits = prm.bits < 0;
   const int bLo = autoBits ? 0 : prm.bits, bHi = autoBits ? hfpac::kMaxBits : prm.bits;
-  {
-    uint64_t prom[kBitsOptions] = {};
-    uint32_t maxCount[kBitsOptions] = {};
-    int maxHigh[kBitsOptions] = {};
+  // One pass over the areas per b (the areas are few; no per-b register arrays).
+  for (int b = bLo; b <= bHi; ++b) {
+    uint32_t prom = 0, maxCount = 0;
+    int maxHigh = 0;
     for (uint32_t k = uint32_t(tid); k < g.areas; k += kThreads) {
-      const AreaStat a = areas[k];
-HFGPU_UNROLL
-      for (int b = 0; b < kBitsOptions; ++b) {
-        if (b < bLo || b > bHi) continue;
-        prom[b] += a.prominentAt[b];
-        maxCount[b] = max(maxCount[b], uint32_t(a.prominentAt[b]));
-        maxHigh[b] = max(maxHigh[b], highBitsAt(a, b));
-      }
+      const AreaStat& a = areas[k];
+      prom += a.prominentAt[b];
+      maxCount = max(maxCount, uint32_t(a.prominentAt[b]));
+      maxHigh = max(maxHigh, highBitsAt(a, b));
     }
-HFGPU_UNROLL
-    for (int b = 0; b < kBitsOptions; ++b) {
-      if (b < bLo || b > bHi) continue;
-      const uint64_t pr = __reduce_add_sync(0xffffffffu, uint32_t(prom[b]));  // <= 2^28 points
-      const uint32_t mc = __reduce_max_sync(0xffffffffu, maxCount[b]);
-      const int mh = int(__reduce_max_sync(0xffffffffu, uint32_t(maxHigh[b])));
-      if (lane == 0) {
-        atomicAdd(&sProm[b], static_cast<unsigned long long>(pr));
-        atomicMax(&sMaxCount[b], mc);
-        atomicMax(&sMaxHigh[b], mh);
-      }
+    const uint64_t pr = __reduce_add_sync(0xffffffffu, prom);  // <= 2^28 points
+    const uint32_t mc = __reduce_max_sync(0xffffffffu, maxCount);
+    const int mh = int(__reduce_max_sync(0xffffffffu, uint32_t(maxHigh)));
+    if (lane == 0) {
+      atomicAdd(&sProm[b], static_cast<unsigned long long>(pr));
+      atomicMax(&sMaxCount[b], mc);
+      atomicMax(&sMaxHigh[b], mh);
     }
   }
   __syncthreads();
@@ -802,7 +913,7 @@ __device__ void writeHeader(uint32_t* out, uint32_t flags, uint32_t segLog, uint
   out[7] = dBytes;
 }
 
-__global__ void __launch_bounds__(kThreads) writeKernel(Workspace ws, Params prm) {
+__global__ void __launch_bounds__(kThreads, 3) writeKernel(Workspace ws, Params prm) {
   if (*ws.error) return;
   const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
   const PatchResult res = ws.results[blockIdx.x];
@@ -956,17 +1067,46 @@ __global__ void __launch_bounds__(kThreads) writeKernel(Workspace ws, Params prm
         bool isMasked = false, prominent = false;
         int32_t high = 0;
         int lx = 0, ly = 0;
+        uint32_t low = 0;
         if (valid) {
-          lx = li % aw;
-          ly = li / aw;
+          areaCoords(li, aw, lx, ly);
           const int x = x0 + lx, y = y0 + ly;
           const uint32_t u = readU(p, x, y);
           isMasked = masked && u == mv;
           const int32_t r = isMasked ? 0 : int32_t(u) - ctrl.predict(g, x, y);
           const int32_t q = r + half;
-          putBits(secD, lowStart + uint64_t(li) * uint64_t(b), uint32_t(q) & lowMask(b), b);
+          low = uint32_t(q) & lowMask(b);
           high = q >> b;
           prominent = high != 0;
+        }
+        if (b > 0) {
+          // The warp's low fields (32 x b bits at most, contiguous) packed into whole words:
+          // word wi is the OR of the lanes' parts; words fully inside this run are stored, the
+          // two ends (shared with the neighbouring runs) ORed in.
+          const uint64_t runBit = lowStart + uint64_t(firstPoint) * uint64_t(b);
+          const int sh = int(runBit & 31);
+          const int runBits = min(32, pts - firstPoint) * b;
+          const int nWords = (sh + runBits + 31) >> 5;
+          const int o = sh + lane * b, w0 = o >> 5, s0 = o & 31;
+          uint32_t packed = 0;
+          for (int wi = 0; wi < nWords; ++wi) {
+            uint32_t part = 0;
+            if (valid) {
+              if (w0 == wi) part = low << s0;
+              else if (w0 + 1 == wi && s0 + b > 32) part = low >> (32 - s0);
+            }
+            const uint32_t word = __reduce_or_sync(0xffffffffu, part);
+            if (lane == wi) packed = word;
+          }
+          if (lane < nWords) {
+            uint32_t* dst = &secD[(runBit >> 5) + uint64_t(lane)];
+            const bool whole = 32 * lane >= sh && 32 * lane + 32 <= sh + runBits;
+            if (whole) {
+              *dst = packed;
+            } else if (packed != 0) {
+              atomicOr(dst, packed);
+            }
+          }
         }
         const uint32_t promBallot = __ballot_sync(0xffffffffu, prominent);
         if (prominent) {

@@ -9,7 +9,8 @@
 //   2. fill      block per (patch, mask candidate): masked points interpolated along rows,
 //                then along columns for rows with no unmasked point; minimum of unmasked points.
 //   3. analyse   block per (patch, candidate, segment size): layer-1 fit (corners; edges by
-//                int64 least squares; centres by a warp-wide __int128 reduction), field widths,
+//                int64 least squares; centres by warp sums of wx1 wy1 f, finished in __int128
+//                one segment per lane), field widths,
 //                per-area residual statistics, the b choice (fixed or auto) and the exact stream
 //                size - without writing the stream.
 //   4. select    one block: per patch the smallest candidate (CPU order and tie rules), the

@@ -26,6 +26,7 @@
 #include <cuda_runtime_api.h>
 
 #include "codec/hfpac.h"
+#include "codec/layout.h"
 
 #ifdef __CUDACC__
 #define HFGPU_HD __host__ __device__
@@ -116,15 +117,7 @@ HFGPU_HD inline uint64_t controlCount(int width, int height, int segLog) {
 
 // ---- Host-side planning (shared by src/gpu/encoder.cpp and the emulated test) ----
 
-inline int segLogForSize(int segment) {
-  switch (segment) {
-    case 5: return 2;
-    case 9: return 3;
-    case 17: return 4;
-    case 33: return 5;
-    default: return -1;
-  }
-}
+using hfpac::detail::segLogForSize;
 
 // 2DRBUC (EncodeOptions::rbuc, format version 2) is not implemented on the GPU: rejected.
 inline bool validOptions(const hfpac::EncodeOptions& o) {

@@ -552,16 +552,6 @@ std::pair<uint16_t, size_t> mostFrequent(const std::vector<uint16_t>& u) {
   return best;
 }
 
-int segLogForSize(int segment) {
-  switch (segment) {
-    case 5: return 2;
-    case 9: return 3;
-    case 17: return 4;
-    case 33: return 5;
-    default: return -1;
-  }
-}
-
 void encodeStored(const std::vector<uint16_t>& u, int width, int height, bool isSigned,
                   std::vector<uint8_t>& out, EncodeStats* stats) {
   BitWriter samples;

@@ -86,6 +86,17 @@ struct Geometry {
 };
 Geometry makeGeometry(const Header& h);
 
+// s for a segment size m = 2^s + 1 (5, 9, 17, 33), or -1 for any other size.
+inline int segLogForSize(int segment) {
+  switch (segment) {
+    case 5: return 2;
+    case 9: return 3;
+    case 17: return 4;
+    case 33: return 5;
+    default: return -1;
+  }
+}
+
 HFPAC_HD inline int segmentCount(int samples, int n) {
   // Segments needed to cover `samples` samples; samples beyond the patch are clamp-extended.
   return samples <= 1 ? 1 : (samples - 1 + n - 1) / n;

@@ -43,18 +43,36 @@ void logCudaError(cudaError_t code, const char* what, const char* file, int line
 // throws). Clears the sticky "no device" error so later calls are not confused by it.
 int cudaDeviceCountOrZero() noexcept;
 
-// Device memory for `count` elements of T (uninitialised). Move-only.
-template <typename T>
-class DeviceBuffer {
+// Where a CudaBuffer's memory comes from: device memory or page-locked host memory.
+struct DeviceMemory {
+  static void* allocate(size_t bytes) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, bytes));
+    return p;
+  }
+  static void free(void* p) noexcept { CUDA_LOG(cudaFree(p)); }
+};
+struct PinnedMemory {
+  static void* allocate(size_t bytes) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaMallocHost(&p, bytes));
+    return p;
+  }
+  static void free(void* p) noexcept { CUDA_LOG(cudaFreeHost(p)); }
+};
+
+// `count` uninitialised elements of T from Memory. Move-only; the destructor only logs errors.
+template <typename T, typename Memory>
+class CudaBuffer {
  public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t count) { allocate(count); }
-  ~DeviceBuffer() { release(); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept
+  CudaBuffer() = default;
+  explicit CudaBuffer(size_t count) { allocate(count); }
+  ~CudaBuffer() { release(); }
+  CudaBuffer(const CudaBuffer&) = delete;
+  CudaBuffer& operator=(const CudaBuffer&) = delete;
+  CudaBuffer(CudaBuffer&& o) noexcept
       : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+  CudaBuffer& operator=(CudaBuffer&& o) noexcept {
     if (this != &o) {
       release();
       ptr_ = std::exchange(o.ptr_, nullptr);
@@ -67,9 +85,7 @@ class DeviceBuffer {
   void allocate(size_t count) {
     release();
     if (count == 0) return;
-    void* p = nullptr;
-    CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
-    ptr_ = static_cast<T*>(p);
+    ptr_ = static_cast<T*>(Memory::allocate(count * sizeof(T)));
     count_ = count;
   }
   // Grows to at least `count` elements (contents are not kept); never shrinks.
@@ -77,12 +93,13 @@ class DeviceBuffer {
     if (count > count_) allocate(count);
   }
   void release() noexcept {
-    if (ptr_) CUDA_LOG(cudaFree(ptr_));
+    if (ptr_) Memory::free(ptr_);
     ptr_ = nullptr;
     count_ = 0;
   }
 
   T* get() const { return ptr_; }
+  T& operator[](size_t i) const { return ptr_[i]; }  // host-accessible memory only
   size_t size() const { return count_; }
   size_t bytes() const { return count_ * sizeof(T); }
   explicit operator bool() const { return ptr_ != nullptr; }
@@ -92,53 +109,12 @@ class DeviceBuffer {
   size_t count_ = 0;
 };
 
-// Page-locked host memory for `count` elements of T (uninitialised). Move-only.
+// Device memory for `count` elements of T.
 template <typename T>
-class PinnedBuffer {
- public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(size_t count) { allocate(count); }
-  ~PinnedBuffer() { release(); }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-  PinnedBuffer(PinnedBuffer&& o) noexcept
-      : ptr_(std::exchange(o.ptr_, nullptr)), count_(std::exchange(o.count_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    if (this != &o) {
-      release();
-      ptr_ = std::exchange(o.ptr_, nullptr);
-      count_ = std::exchange(o.count_, 0);
-    }
-    return *this;
-  }
-
-  void allocate(size_t count) {
-    release();
-    if (count == 0) return;
-    void* p = nullptr;
-    CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
-    ptr_ = static_cast<T*>(p);
-    count_ = count;
-  }
-  void reserve(size_t count) {
-    if (count > count_) allocate(count);
-  }
-  void release() noexcept {
-    if (ptr_) CUDA_LOG(cudaFreeHost(ptr_));
-    ptr_ = nullptr;
-    count_ = 0;
-  }
-
-  T* get() const { return ptr_; }
-  T& operator[](size_t i) const { return ptr_[i]; }
-  size_t size() const { return count_; }
-  size_t bytes() const { return count_ * sizeof(T); }
-  explicit operator bool() const { return ptr_ != nullptr; }
-
- private:
-  T* ptr_ = nullptr;
-  size_t count_ = 0;
-};
+using DeviceBuffer = CudaBuffer<T, DeviceMemory>;
+// Page-locked host memory for `count` elements of T (fast, asynchronous copies).
+template <typename T>
+using PinnedBuffer = CudaBuffer<T, PinnedMemory>;
 
 // A non-blocking CUDA stream. Move-only.
 class Stream {

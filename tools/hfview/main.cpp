@@ -1,13 +1,14 @@
 // hfview - the terrain viewer (issue 5): a thin main over hf_render.
 //
 //   hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]
-//          [--stream cpu] [--camera x,y,z,yaw,pitch] [--view shaded|level|ldr] [--wireframe]
+//          [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch] [--view shaded|level|ldr] [--wireframe]
 //          [--no-fog] [--budget MIB] [--frames N] [--background R,G,B] [-q]
 //
 // Without ARCHIVE it opens the built-in sample terrain (packed at build time). With --headless
 // it renders on an EGL device context into an FBO: it streams until every tile the camera wants
-// is resident (at most --frames steps), renders, writes --screenshot and exits 0. The window
-// (GLFW + ImGui) path is not written yet. Errors: one line "Error: ...", exit status 1.
+// is resident (at most --frames steps), renders, writes --screenshot and exits 0. Without
+// --headless: the GLFW + ImGui window (viewer.cpp); no display -> one line, exit 1 (or the
+// headless path when --screenshot is given). Errors: one line "Error: ...", exit status 1.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +19,10 @@
 
 #include "archive/archive.h"
 #include "render/gl/renderer.h"
+#include "render/gl/stream_gl.h"
+#if HF_HAVE_WINDOW
+#include "viewer.h"
+#endif
 
 namespace {
 
@@ -29,9 +34,12 @@ int fail(const std::string& msg) {
 void usage() {
   std::printf(
       "usage: hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]\n"
-      "              [--stream cpu] [--camera x,y,z,yaw,pitch] [--view shaded|level|ldr]\n"
+      "              [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch]\n"
+      "              [--view shaded|level|ldr]\n"
       "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
-      "              [--background R,G,B] [-q]\n"
+      "              [--background R,G,B] [--no-vsync] [-q]\n"
+      "Without --headless: a window (GLFW + Dear ImGui; keys in README.md); with --screenshot\n"
+      "it renders until the view is complete, writes the PNG and exits (headless if no display).\n"
       "Without ARCHIVE: the built-in sample terrain (%s).\n"
       "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
       "90 = north; pitch < 0 looks down.\n",
@@ -57,7 +65,8 @@ bool parseDoubles(const char* s, std::vector<double>& out, size_t n) {
 
 int main(int argc, char** argv) {
   std::string archivePath, screenshot, stream = "cpu";
-  bool headless = false, quiet = false, haveCamera = false;
+  hfr::StreamOptions streamOpts;
+  bool headless = false, quiet = false, haveCamera = false, vsync = true;
   hfr::RenderSettings rs;
   hfr::Camera cam;
   int frames = 2000;
@@ -75,6 +84,8 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--headless") {
       headless = true;
+    } else if (a == "--no-vsync") {  // window mode: swap interval 0
+      vsync = false;
     } else if (a == "-q" || a == "--quiet") {
       quiet = true;
     } else if (a == "--screenshot") {
@@ -91,6 +102,12 @@ int main(int argc, char** argv) {
       if (end == v || *end || !(rs.tau > 0)) return fail(std::string("--tau wants pixels > 0, got '") + v + "'");
     } else if (a == "--stream") {
       stream = value("--stream");
+    } else if (a == "--streams") {  // cuda: CUDA streams round-robin
+      const char* v = value("--streams");
+      char* end = nullptr;
+      streamOpts.streams = int(std::strtol(v, &end, 10));
+      if (end == v || *end || streamOpts.streams < 1 || streamOpts.streams > 64)
+        return fail(std::string("--streams wants 1..64, got '") + v + "'");
     } else if (a == "--camera") {
       std::vector<double> c;
       const char* v = value("--camera");
@@ -130,16 +147,51 @@ int main(int argc, char** argv) {
       return fail("more than one archive given (" + archivePath + ", " + a + ")");
     }
   }
-  if (archivePath.empty()) archivePath = HF_SAMPLE_ARCHIVE;
-  if (!headless)
-    return fail("the window mode (GLFW + ImGui) is not implemented yet; use --headless --screenshot PNG");
-  if (screenshot.empty()) return fail("--headless needs --screenshot PNG (nothing else to show)");
+  // The raw strategy reads raw archives: the sample terrain has a raw twin (hfpack --codec raw).
+  if (archivePath.empty()) archivePath = stream == "raw" ? HF_SAMPLE_RAW_ARCHIVE : HF_SAMPLE_ARCHIVE;
+  // Window mode unless --headless; without a display: one line and exit 1, or with
+  // --screenshot the headless path below (viewer.cpp has the window loop).
+#if HF_HAVE_WINDOW
+  std::unique_ptr<hfr::WindowContext> window;
+  if (!headless) {
+    hfr::WindowOptions wo;
+    wo.width = rs.width;
+    wo.height = rs.height;
+    wo.vsync = vsync;
+    std::string werr;
+    window = hfr::createWindowContext(wo, werr);
+    if (!window && screenshot.empty())
+      return fail(werr + "; run hfview --headless --screenshot OUT.png");
+    if (!window) {
+      if (!quiet) std::fprintf(stderr, "Note: %s; rendering headless\n", werr.c_str());
+      headless = true;
+    }
+  }
+#else
+  if (!headless && screenshot.empty())
+    return fail("this hfview was built without its window mode (GLFW + Dear ImGui); run hfview --headless --screenshot OUT.png");
+#endif
+  if (headless && screenshot.empty()) return fail("--headless needs --screenshot PNG (nothing else to show)");
 
   hfa::ArchiveReader archive;
   std::string error;
   if (!archive.open(archivePath, error)) return fail(error);
-  auto strategy = hfr::makeStreamStrategy(stream, archive, error);
+  std::string note;
+  auto strategy = hfr::makeRenderStreamStrategy(stream, archive, error, note, streamOpts);
   if (!strategy) return fail(error);
+  if (!note.empty()) std::fprintf(stderr, "Note: %s\n", note.c_str());
+#if HF_HAVE_WINDOW
+  if (window) {
+    hfview::ViewerOptions vo;
+    vo.archivePath = archivePath;
+    vo.screenshot = screenshot;
+    vo.maxFrames = frames;
+    vo.haveCamera = haveCamera;
+    vo.camera = cam;
+    vo.quiet = quiet;
+    return hfview::runViewer(*window, archive, *strategy, rs, vo);
+  }
+#endif
   auto context = hfr::createHeadlessContext(error);
   if (!context) return fail(error);
   int rc = 0;
@@ -179,6 +231,12 @@ int main(int argc, char** argv) {
                   st.tilesDrawn, levels.c_str(), (unsigned long long)st.vertices, st.resident,
                   st.atlasSlots, renderer->settled() ? "settled" : "NOT settled", steps, streamS,
                   frameS);
+      const hfr::StreamStats ss = strategy->stats();
+      std::printf("hfview: stream %s: %zu tiles delivered, %llu payload bytes read, host->device "
+                  "%llu compressed + %llu decompressed bytes\n",
+                  strategy->name(), ss.delivered, (unsigned long long)ss.bytesRead,
+                  (unsigned long long)ss.compressedToDevice,
+                  (unsigned long long)ss.samplesToDevice);
       std::printf("hfview: wrote %s\n", screenshot.c_str());
     }
     if (st.failedTiles) rc = 0;  // drawn from ancestors; warnings were printed

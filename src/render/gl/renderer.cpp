@@ -23,45 +23,7 @@ constexpr double kPi = 3.14159265358979323846;
 double rad(double deg) { return deg * kPi / 180.0; }
 }  // namespace
 
-std::array<double, 3> Camera::forward() const {
-  const double cy = std::cos(rad(yaw)), sy = std::sin(rad(yaw));
-  const double cp = std::cos(rad(pitch)), sp = std::sin(rad(pitch));
-  return {cp * cy, cp * sy, sp};
-}
-
-std::array<double, 16> Camera::viewProj(double aspect, double zNear, double zFar) const {
-  // View: right-handed look-along with z up.
-  const auto f = forward();
-  std::array<double, 3> up{0, 0, 1};
-  if (std::fabs(f[2]) > 0.999) up = {0, 1, 0};
-  auto cross = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
-    return std::array<double, 3>{a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
-                                 a[0] * b[1] - a[1] * b[0]};
-  };
-  auto norm = [](std::array<double, 3> a) {
-    const double l = std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-    return std::array<double, 3>{a[0] / l, a[1] / l, a[2] / l};
-  };
-  const auto s = norm(cross(f, up));
-  const auto u = cross(s, f);
-  const std::array<double, 3> e{x, y, z};
-  auto dot = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-  };
-  double V[16] = {s[0], u[0], -f[0], 0, s[1], u[1], -f[1], 0,
-                  s[2], u[2], -f[2], 0, -dot(s, e), -dot(u, e), dot(f, e), 1};
-  const double t = 1.0 / std::tan(rad(fovY) / 2);
-  double P[16] = {t / aspect, 0, 0, 0, 0, t, 0, 0, 0, 0, (zFar + zNear) / (zNear - zFar), -1,
-                  0, 0, 2 * zFar * zNear / (zNear - zFar), 0};
-  std::array<double, 16> m{};
-  for (int c = 0; c < 4; ++c)
-    for (int r = 0; r < 4; ++r) {
-      double acc = 0;
-      for (int k = 0; k < 4; ++k) acc += P[k * 4 + r] * V[c * 4 + k];
-      m[size_t(c * 4 + r)] = acc;
-    }
-  return m;
-}
+// Camera::forward / viewProj: render/camera/camera.cpp.
 
 // ---- Renderer::Impl ----
 
@@ -97,12 +59,24 @@ struct Renderer::Impl final : TileSink {
   GLint uViewProj = -1, uEye = -1, uHeight = -1, uAtlas = -1, uView = -1, uWire = -1,
         uFogColor = -1, uFogDistance = -1, uLightDir = -1;
   std::string fboError;
+  // GPU timer queries: two sets (frame parity) of one GL_TIME_ELAPSED query per pass; a set is
+  // read back (if available, never waiting) just before it is reused two frames later.
+  static constexpr int kPasses = 3;
+  GLuint queries[2][kPasses] = {};
+  bool queryIssued[2][kPasses] = {};
+  std::array<double, 3> gpuMs{-1, -1, -1};
+  int querySet = -1;  // the set of the frame being drawn; -1: stream() only, no timing
+  uint64_t lastBytesRead = 0;
+  std::array<double, 16> lastViewProj{};
+  bool haveLastFrame = false;
 
   Impl(const hfa::ArchiveReader& a, StreamStrategy& s, const RenderSettings& rs)
       : archive(a), strategy(s), settings(rs) {}
 
   ~Impl() override {
+    strategy.releaseGl();  // its PBOs / CUDA registration of the atlas, while GL is current
     // Reverse order of creation.
+    if (queries[0][0]) glDeleteQueries(2 * kPasses, &queries[0][0]);
     if (fbo) glDeleteFramebuffers(1, &fbo);
     if (depthRb) glDeleteRenderbuffers(1, &depthRb);
     if (colorRb) glDeleteRenderbuffers(1, &colorRb);
@@ -128,8 +102,11 @@ struct Renderer::Impl final : TileSink {
                         samples);
     ++uploadsThisFrame;
   }
-  void commit(size_t, const AtlasSlot&) override {}
+  void commit(size_t, const AtlasSlot&) override { ++uploadsThisFrame; }
+  uint32_t atlasTexture() const override { return atlas; }
   void failed(size_t tile, const std::string& error) override {
+    // A strategy that validates after reserve (cuda) hands back the slot here.
+    if (pages->resident(tile)) pages->release(tile);
     if (!failedTiles[tile])
       std::fprintf(stderr, "Warning: %s; drawn from an ancestor\n", error.c_str());
     failedTiles[tile] = 1;
@@ -141,7 +118,63 @@ struct Renderer::Impl final : TileSink {
   LodCamera lodCamera(const Camera& cam) const;
   void clipPlanes(const Camera& cam, double& zNear, double& zFar) const;
   void draw(const Camera& cam, FrameStats* st);
+  void applyExaggeration();
+  void beginPass(GpuPass p) {
+    if (querySet < 0) return;
+    glBeginQuery(GL_TIME_ELAPSED, queries[querySet][int(p)]);
+    queryIssued[querySet][int(p)] = true;
+  }
+  void endPass() {
+    if (querySet >= 0) glEndQuery(GL_TIME_ELAPSED);
+  }
+  // Reads what set `set` measured two frames ago, if the GPU has it; never waits.
+  void collectQueries(int set) {
+    for (int p = 0; p < kPasses; ++p) {
+      if (!queryIssued[set][p]) continue;
+      GLint available = 0;
+      glGetQueryObjectiv(queries[set][p], GL_QUERY_RESULT_AVAILABLE, &available);
+      if (!available) continue;  // keep the older figure rather than stall
+      GLuint64 ns = 0;
+      glGetQueryObjectui64v(queries[set][p], GL_QUERY_RESULT, &ns);
+      gpuMs[size_t(p)] = double(ns) * 1e-6;
+      queryIssued[set][p] = false;
+    }
+  }
 };
+
+const char* gpuPassName(GpuPass p) {
+  switch (p) {
+    case GpuPass::Upload: return "upload";
+    case GpuPass::Terrain: return "terrain";
+    case GpuPass::Wireframe: return "wireframe";
+  }
+  return "?";
+}
+
+void Renderer::Impl::applyExaggeration() {
+  // Tile boxes and errors in world z (exaggeration applied); the selector caches per-tile
+  // deviations, so it is rebuilt.
+  const hfa::Header& h = archive.header();
+  const double exag = settings.verticalExaggeration;
+  const auto& entries = archive.tiles();
+  minZ = 1e300;
+  maxZ = -1e300;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const hfa::TileEntry& e = entries[i];
+    LodTile& t = pyramid.tiles[i];
+    // minSample/maxSample are already signed for Int16.
+    const double a = (h.verticalOffset + h.verticalScale * e.minSample) * exag;
+    const double b = (h.verticalOffset + h.verticalScale * e.maxSample) * exag;
+    t.minZ = float(std::min(a, b));
+    t.maxZ = float(std::max(a, b));
+    minZ = std::min(minZ, double(t.minZ));
+    maxZ = std::max(maxZ, double(t.maxZ));
+    t.lodError.resize(e.lodError.size());
+    for (size_t k = 0; k < e.lodError.size(); ++k)
+      t.lodError[k] = float(double(e.lodError[k]) * std::fabs(h.verticalScale) * exag);
+  }
+  selector = std::make_unique<LodSelector>(pyramid);
+}
 
 bool Renderer::Impl::init(std::string& error) {
   const hfa::Header& h = archive.header();
@@ -162,35 +195,18 @@ bool Renderer::Impl::init(std::string& error) {
   pyramid.spacingY = -sy;
   extentX = double(h.width > 0 ? h.width - 1 : 0) * sx;
   extentY = pyramid.originY;
-  const double exag = settings.verticalExaggeration;
-  const bool sgn = h.sampleType == hfpac::SampleType::Int16;
-  minZ = 1e300;
-  maxZ = -1e300;
   const auto& entries = archive.tiles();
   pyramid.tiles.resize(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
-    const hfa::TileEntry& e = entries[i];
-    LodTile& t = pyramid.tiles[i];
-    t.level = e.level;
-    t.x = e.x;
-    t.y = e.y;
-    // minSample/maxSample are already signed for Int16.
-    const double a = (h.verticalOffset + h.verticalScale * e.minSample) * exag;
-    const double b = (h.verticalOffset + h.verticalScale * e.maxSample) * exag;
-    t.minZ = float(std::min(a, b));
-    t.maxZ = float(std::max(a, b));
-    minZ = std::min(minZ, double(t.minZ));
-    maxZ = std::max(maxZ, double(t.maxZ));
-    t.lodError.resize(e.lodError.size());
-    for (size_t k = 0; k < e.lodError.size(); ++k)
-      t.lodError[k] = float(double(e.lodError[k]) * std::fabs(h.verticalScale) * exag);
+    pyramid.tiles[i].level = entries[i].level;
+    pyramid.tiles[i].x = entries[i].x;
+    pyramid.tiles[i].y = entries[i].y;
   }
   if (entries.empty()) {
     error = "archive has no tiles";
     return false;
   }
-  (void)sgn;
-  selector = std::make_unique<LodSelector>(pyramid);
+  applyExaggeration();
   parent.assign(entries.size(), -1);
   for (size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].level + 1 < h.levels)
@@ -270,6 +286,7 @@ bool Renderer::Impl::init(std::string& error) {
   uLightDir = glGetUniformLocation(program, "uLightDir");
 
   if (!makeTarget(error)) return false;
+  glCreateQueries(GL_TIME_ELAPSED, 2 * kPasses, &queries[0][0]);
 
   // The top level, synchronously: the first frame always has data.
   for (size_t t : topTiles) {
@@ -359,8 +376,14 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   std::stable_sort(wanted.begin(), wanted.end(),
                    [&](size_t a, size_t b) { return entries[a].level > entries[b].level; });
   strategy.request(wanted);
+  beginPass(GpuPass::Upload);
   strategy.deliver(*this, settings.uploadsPerFrame);
+  endPass();
+  const uint64_t bytesRead = strategy.stats().bytesRead;
+  const uint64_t bytesThisFrame = bytesRead - std::min(bytesRead, lastBytesRead);
+  lastBytesRead = bytesRead;
   if (st) {
+    st->bytesStreamed = bytesThisFrame;
     st->tilesWanted = want.size();
     st->uploads = uploadsThisFrame;
     st->pending = strategy.pending();
@@ -388,6 +411,8 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   if (st) {
     st->tilesPerLevel.assign(size_t(pyramid.levels), 0);
     st->tilesPerLdr.assign(size_t(pyramid.tileLog) + 1, 0);
+    st->trianglesPerLevel.assign(size_t(pyramid.levels), 0);
+    st->triangles = 0;
   }
   for (const DrawTile& d : tiles) {
     const long s = pages->slot(d.tile);
@@ -415,6 +440,9 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     if (st) {
       ++st->tilesPerLevel[size_t(d.level)];
       ++st->tilesPerLdr[size_t(d.centre)];
+      const uint64_t tris = r.count >= 2 ? r.count - 2 : 0;
+      st->trianglesPerLevel[size_t(d.level)] += tris;
+      st->triangles += tris;
     }
   }
   if (st) {
@@ -441,6 +469,8 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   double zn, zf;
   clipPlanes(cam, zn, zf);
   const auto vp = cam.viewProj(double(settings.width) / settings.height, zn, zf);
+  lastViewProj = vp;
+  haveLastFrame = true;
   float vpf[16];
   for (int i = 0; i < 16; ++i) vpf[i] = float(vp[size_t(i)]);
   glUniformMatrix4fv(uViewProj, 1, GL_FALSE, vpf);
@@ -469,8 +499,11 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     glPolygonOffset(1.0f, 1.0f);
   }
   glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+  beginPass(GpuPass::Terrain);
   glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
+  endPass();
   if (settings.wireframe) {
+    beginPass(GpuPass::Wireframe);
     glDisable(GL_POLYGON_OFFSET_FILL);
     glUniform1i(uWire, 1);
     glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
@@ -478,6 +511,9 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
     glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
     glDepthFunc(GL_LESS);
+    endPass();
+  } else if (querySet >= 0) {
+    gpuMs[size_t(GpuPass::Wireframe)] = -1;
   }
   glBindVertexArray(0);
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
@@ -524,15 +560,99 @@ Camera Renderer::defaultCamera() const {
 void Renderer::stream(const Camera& camera, FrameStats* stats) { impl_->streamStep(camera, stats); }
 
 void Renderer::frame(const Camera& camera, FrameStats* stats) {
-  impl_->streamStep(camera, stats);
-  impl_->draw(camera, stats);
+  // Timer queries only here (stream() alone is not a frame): this frame uses the set of the
+  // frame before last, whose results are read first.
+  Impl& m = *impl_;
+  m.querySet = int(m.frameNo & 1);
+  m.collectQueries(m.querySet);
+  m.streamStep(camera, stats);
+  m.draw(camera, stats);
+  m.querySet = -1;
+  if (stats) stats->gpuMs = m.gpuMs;
 }
+
+bool Renderer::resize(int width, int height, std::string& error) {
+  Impl& m = *impl_;
+  if (width < 1 || height < 1 || width > 16384 || height > 16384) {
+    error = "bad image size " + std::to_string(width) + "x" + std::to_string(height);
+    return false;
+  }
+  if (width == m.settings.width && height == m.settings.height) return true;
+  if (m.fbo) glDeleteFramebuffers(1, &m.fbo);
+  if (m.depthRb) glDeleteRenderbuffers(1, &m.depthRb);
+  if (m.colorRb) glDeleteRenderbuffers(1, &m.colorRb);
+  m.fbo = m.depthRb = m.colorRb = 0;
+  m.settings.width = width;
+  m.settings.height = height;
+  m.haveLastFrame = false;
+  return m.makeTarget(error);
+}
+
+void Renderer::present(int width, int height) const {
+  glBlitNamedFramebuffer(impl_->fbo, 0, 0, 0, impl_->settings.width, impl_->settings.height, 0,
+                         0, width, height, GL_COLOR_BUFFER_BIT, GL_LINEAR);
+}
+
+bool Renderer::pick(double px, double py, std::array<double, 3>& world) const {
+  const Impl& m = *impl_;
+  const int w = m.settings.width, h = m.settings.height;
+  if (!m.haveLastFrame || !(px >= 0 && py >= 0 && px < w && py < h)) return false;
+  const int ix = int(px), iy = h - 1 - int(py);
+  float depth = 1.0f;
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, m.fbo);
+  glReadPixels(ix, iy, 1, 1, GL_DEPTH_COMPONENT, GL_FLOAT, &depth);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
+  if (!(depth < 1.0f)) return false;  // background
+  const double ndcX = 2.0 * (ix + 0.5) / w - 1.0, ndcY = 2.0 * (iy + 0.5) / h - 1.0;
+  return unproject(m.lastViewProj, ndcX, ndcY, 2.0 * double(depth) - 1.0, world);
+}
+
+bool Renderer::heightBounds(double x, double y, double& minZ, double& maxZ) const {
+  const Impl& m = *impl_;
+  const LodPyramid& p = m.pyramid;
+  if (!(x >= 0 && y >= 0 && x <= m.extentX && y <= m.extentY)) return false;
+  const double col = (x - p.originX) / p.spacingX, row = (y - p.originY) / p.spacingY;
+  const double N = double(1 << p.tileLog);
+  for (int level = 0; level < p.levels; ++level) {
+    const double span = N * double(1u << level);
+    const long t = m.archive.find(level, uint32_t(std::max(0.0, col / span)),
+                                  uint32_t(std::max(0.0, row / span)));
+    if (t < 0) continue;
+    minZ = p.tiles[size_t(t)].minZ;
+    maxZ = p.tiles[size_t(t)].maxZ;
+    return true;
+  }
+  return false;
+}
+
+void Renderer::terrainBox(double& minZ, double& maxZ, double& extentX, double& extentY) const {
+  minZ = impl_->minZ;
+  maxZ = impl_->maxZ;
+  extentX = impl_->extentX;
+  extentY = impl_->extentY;
+}
+
+void Renderer::updateExaggeration() { impl_->applyExaggeration(); }
 
 bool Renderer::settled() const {
   if (impl_->strategy.pending() > 0) return false;
   for (size_t t : impl_->wanted)
     if (!impl_->pages->resident(t) && !impl_->failedTiles[t]) return false;
   return true;
+}
+
+bool Renderer::readAtlasTile(size_t tile, std::vector<uint16_t>& samples) const {
+  const Impl& m = *impl_;
+  if (tile >= m.failedTiles.size() || !m.pages->resident(tile)) return false;
+  const AtlasSlot a = m.layout.slot(uint32_t(m.pages->slot(tile)));
+  const int p = m.layout.tileSize;
+  samples.assign(size_t(p) * size_t(p), 0);
+  glPixelStorei(GL_PACK_ALIGNMENT, 2);
+  glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
+  glGetTextureSubImage(m.atlas, 0, GLint(a.x), GLint(a.y), GLint(a.layer), p, p, 1,
+                       GL_RED_INTEGER, GL_UNSIGNED_SHORT, GLsizei(samples.size() * 2),
+                       samples.data());
+  return glGetError() == GL_NO_ERROR;
 }
 
 std::vector<uint8_t> Renderer::readPixels() const {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "render/camera/camera.h"
 #include "render/lod/lod.h"
 #include "render/stream/stream.h"
 
@@ -34,17 +35,7 @@ namespace hfr {
 
 // World frame (also LodPyramid's): x east, y north, z up, metres (sample units when the archive
 // does not know its spacing); (0, 0) is the south-west corner of the level-0 grid (sample
-// column 0, last row).
-struct Camera {
-  double x = 0, y = 0, z = 1000;
-  double yaw = 0;    // degrees, 0 = looking east (+x), 90 = north (+y)
-  double pitch = 0;  // degrees, negative = looking down
-  double fovY = 45;  // vertical field of view, degrees
-
-  std::array<double, 3> forward() const;
-  // Column-major view-projection (clip z in [-w, w]).
-  std::array<double, 16> viewProj(double aspect, double zNear, double zFar) const;
-};
+// column 0, last row). Camera lives in render/camera/camera.h (GL-free).
 
 class GlContext {
  public:
@@ -78,8 +69,17 @@ struct FrameStats {
   uint64_t vertices = 0;             // strip vertices submitted
   std::vector<size_t> tilesPerLevel;
   std::vector<size_t> tilesPerLdr;   // drawn tiles by centre ldr
+  std::vector<uint64_t> trianglesPerLevel;  // strip triangles (vertices - 2 per tile, with the
+  uint64_t triangles = 0;                   // strip's degenerates) drawn, by level and in all
+  uint64_t bytesStreamed = 0;        // archive payload bytes read by the strategy this frame
   LodStats lod;                      // of the drawn (resident) selection
+  // GPU time per pass (GL_TIME_ELAPSED), milliseconds, from the frame before last (queries are
+  // double-buffered so reading them never stalls); -1 until a result is available.
+  std::array<double, 3> gpuMs{-1, -1, -1};
 };
+
+enum class GpuPass { Upload = 0, Terrain = 1, Wireframe = 2 };
+const char* gpuPassName(GpuPass p);
 
 class Renderer {
  public:
@@ -104,8 +104,29 @@ class Renderer {
   // True when every tile the camera wants is resident (or failed) and nothing is pending.
   bool settled() const;
 
+  // A resident tile's p x p samples as they are in the atlas (tests: strategy parity). False
+  // when the tile is not resident.
+  bool readAtlasTile(size_t tile, std::vector<uint16_t>& samples) const;
+
   // The FBO's colour as RGBA8, top row first (width * height * 4 bytes).
   std::vector<uint8_t> readPixels() const;
+
+  // ---- window path (tools/hfview viewer) ----
+  // New FBO size (settings().width/height follow); false and a one-line error when the FBO
+  // cannot be made.
+  bool resize(int width, int height, std::string& error);
+  // Blits the FBO's colour to the default framebuffer (the window), scaled to w x h.
+  void present(int width, int height) const;
+  // The world point under FBO pixel (px, py) (origin top-left, as a cursor), from the depth of
+  // the last frame(); false over the background. Reads one depth texel (a small sync).
+  bool pick(double px, double py, std::array<double, 3>& world) const;
+  // Bounds of the terrain height at (x, y) from the finest archive tile covering it (tile
+  // min/max in world z, exaggeration applied); false outside the archive.
+  bool heightBounds(double x, double y, double& minZ, double& maxZ) const;
+  // The whole archive's world-z range and x/y extent.
+  void terrainBox(double& minZ, double& maxZ, double& extentX, double& extentY) const;
+  // Vertical exaggeration is baked into the tile boxes: call after changing it in settings().
+  void updateExaggeration();
 
  private:
   struct Impl;

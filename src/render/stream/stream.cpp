@@ -179,6 +179,7 @@ size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
     }
   }
   size_t n = 0, delivered = 0, failed = 0, dropped = 0;
+  uint64_t uploaded = 0;
   std::vector<size_t> finished;
   for (Done& d : ready) {
     finished.push_back(d.tile);
@@ -194,6 +195,7 @@ size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
     }
     sink.uploadSamples(d.tile, slot, d.samples.data());
     ++delivered;
+    uploaded += uint64_t(d.samples.size()) * 2;
     ++n;
   }
   std::lock_guard<std::mutex> lock(mutex_);
@@ -201,6 +203,7 @@ size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
   stats_.delivered += delivered;
   stats_.failed += failed;
   stats_.dropped += dropped;
+  stats_.samplesToDevice += uploaded;
   return n;
 }
 
@@ -219,6 +222,7 @@ bool CpuStreamStrategy::loadNow(size_t tile, TileSink& sink, std::string& error)
   sink.uploadSamples(tile, slot, samples.data());
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.bytesRead += archive_.tiles()[tile].size;
+  stats_.samplesToDevice += uint64_t(samples.size()) * 2;
   ++stats_.delivered;
   return true;
 }
@@ -240,7 +244,7 @@ std::unique_ptr<StreamStrategy> makeStreamStrategy(const std::string& name,
                                                    std::string& error, int threads) {
   if (name == "cpu") return std::make_unique<CpuStreamStrategy>(archive, threads);
   if (name == "raw" || name == "cuda") {
-    error = "--stream " + name + " is not implemented yet (use cpu)";
+    error = "--stream " + name + " needs the GL renderer (hfr::makeRenderStreamStrategy)";
     return nullptr;
   }
   error = "unknown --stream '" + name + "' (cpu, raw, cuda)";

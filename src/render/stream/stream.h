@@ -105,6 +105,9 @@ class TileSink {
   // The tile could not be loaded (corrupt payload): it stays absent and is drawn from an
   // ancestor; `error` is one line.
   virtual void failed(size_t tile, const std::string& error) = 0;
+  // The atlas as a GL texture name (GL_TEXTURE_2D_ARRAY, GL_R16UI) for strategies that write
+  // it themselves (raw: glTextureSubImage3D from a PBO; cuda: interop surfaces); 0 = no GL.
+  virtual uint32_t atlasTexture() const { return 0; }
 };
 
 struct StreamStats {
@@ -113,6 +116,11 @@ struct StreamStats {
   size_t failed = 0;       // corrupt tiles so far
   size_t dropped = 0;      // finished tiles the sink had no slot for (asked again later)
   uint64_t bytesRead = 0;  // compressed payload bytes read so far
+  // Host -> device traffic so far (difference per frame = per-frame figures): compressed
+  // bytes (cuda: the packed batches) and decompressed samples (cpu, raw: p * p * 2 per tile;
+  // cuda: always 0, the GPU decodes straight into the atlas).
+  uint64_t compressedToDevice = 0;
+  uint64_t samplesToDevice = 0;
 };
 
 class StreamStrategy {
@@ -129,6 +137,9 @@ class StreamStrategy {
   // Tiles queued, being loaded or finished but not delivered.
   virtual size_t pending() const = 0;
   virtual StreamStats stats() const = 0;
+  // Frees GL/CUDA resources while the context is still current (the renderer calls it from its
+  // destructor). The strategy is unusable afterwards.
+  virtual void releaseGl() {}
 };
 
 // "cpu": payloads from the archive, hfpac::decode on `threads` worker threads (0 = hardware
@@ -166,8 +177,8 @@ class CpuStreamStrategy final : public StreamStrategy {
   std::vector<std::thread> threads_;
 };
 
-// Makes a strategy by name ("cpu"; "raw" and "cuda" are not implemented yet: nullptr and a
-// one-line error).
+// Makes a strategy by name: "cpu" only (GL-free). "raw" and "cuda" need the GL renderer: use
+// hfr::makeRenderStreamStrategy (render/gl/stream_gl.h); here they give nullptr and an error.
 std::unique_ptr<StreamStrategy> makeStreamStrategy(const std::string& name,
                                                    const hfa::ArchiveReader& archive,
                                                    std::string& error, int threads = 0);

@@ -1,0 +1,39 @@
+// stream_gl.h - the streaming strategies that write the GL atlas themselves (issue 5,
+// docs/rendering.md section 3), and the factory hfview and the tests use for every strategy.
+//
+// - "raw": tiles of a raw archive (uncompressed little-endian 16-bit payloads). A loader thread
+//   reads each payload (archive mmap, CRC checked) straight into a slot of one persistently
+//   mapped, coherent pixel-unpack buffer (glNamedBufferStorage + glMapNamedBufferRange, made on
+//   the render thread at the first deliver/loadNow); the render thread uploads from the PBO with
+//   glTextureSubImage3D and fences each batch: a PBO slot is reused only after its fence has
+//   signalled. A non-raw archive is refused (one-line error): "raw" means "no decode at all".
+// - "cuda" (only when built with the GPU codec, HF_HAVE_CUDA_STREAM): see stream_cuda.cpp. No
+//   CUDA device, or no CUDA-GL interop with the current context: falls back to "cpu" and says
+//   so once on stderr (a "Note:" line).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "render/stream/stream.h"
+
+namespace hfr {
+
+struct StreamOptions {
+  int threads = 0;  // cpu: decode threads (0 = hardware concurrency - 1)
+  int streams = 2;  // cuda: CUDA streams used round-robin (--streams K)
+};
+
+// "cpu", "raw" or "cuda". nullptr and a one-line error for an unknown name or an archive the
+// strategy cannot read (raw on a compressed archive, cuda on a raw one). When "cuda" cannot run
+// here, returns the cpu strategy and sets `note` (one line) instead. Create it before or after
+// the GL context; its GL/CUDA resources are made on the render thread when first needed.
+std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name,
+                                                         const hfa::ArchiveReader& archive,
+                                                         std::string& error, std::string& note,
+                                                         const StreamOptions& options = {});
+
+// True when this build has the cuda strategy (the GPU codec was built).
+bool cudaStreamBuilt();
+
+}  // namespace hfr

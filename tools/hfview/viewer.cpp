@@ -1,0 +1,346 @@
+// viewer.cpp - hfview's window mode (see viewer.h). Keys are documented in README.md.
+#include "viewer.h"
+
+#include <glad/gl.h>
+#define GLFW_INCLUDE_NONE
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <ctime>
+#include <memory>
+#include <string>
+
+#include "archive/archive.h"
+#include "render/camera/camera.h"
+
+namespace hfview {
+namespace {
+
+// What the panel edits. The frame compares it with the renderer's settings and applies the
+// changes (dirty flags: cheap ones at once, the exaggeration by rebuilding the tile boxes).
+struct UiSettings {
+  float tau = 1;
+  int view = 0;  // hfr::View
+  bool wireframe = false;
+  bool fog = true;
+  float exaggeration = 1;
+  bool showPanel = true;
+  bool exaggerationDirty = false;
+};
+
+// Discrete key presses, collected by the GLFW key callback and consumed once per frame.
+struct KeyEvents {
+  bool toggleMode = false, screenshot = false, togglePanel = false, resetCamera = false;
+  bool quit = false;
+  double wheel = 0;
+};
+KeyEvents* g_keys = nullptr;
+
+void onKey(GLFWwindow*, int key, int, int action, int) {
+  // ImGui's callback runs after this one (it chains to the user callback installed before it);
+  // typing into a widget must not move the camera.
+  if (!g_keys || action != GLFW_PRESS || ImGui::GetIO().WantCaptureKeyboard) return;
+  switch (key) {
+    case GLFW_KEY_C: g_keys->toggleMode = true; break;
+    case GLFW_KEY_F12:
+    case GLFW_KEY_P: g_keys->screenshot = true; break;
+    case GLFW_KEY_F1: g_keys->togglePanel = true; break;
+    case GLFW_KEY_R: g_keys->resetCamera = true; break;
+    case GLFW_KEY_ESCAPE: g_keys->quit = true; break;
+    default: break;
+  }
+}
+
+void onScroll(GLFWwindow*, double, double dy) {
+  if (g_keys) g_keys->wheel += dy;
+}
+
+std::string timestampedName() {
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const long ms = long(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           now.time_since_epoch()).count() % 1000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "hfview-%Y%m%d-%H%M%S", &tm);
+  char out[96];
+  std::snprintf(out, sizeof out, "%s-%03ld.png", buf, ms);
+  return out;
+}
+
+std::string humanBytes(double b) {
+  char buf[32];
+  if (b >= 1 << 20) std::snprintf(buf, sizeof buf, "%.2f MiB", b / double(1 << 20));
+  else if (b >= 1 << 10) std::snprintf(buf, sizeof buf, "%.1f KiB", b / double(1 << 10));
+  else std::snprintf(buf, sizeof buf, "%.0f B", b);
+  return buf;
+}
+
+}  // namespace
+
+int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
+              hfr::StreamStrategy& strategy, const hfr::RenderSettings& settings,
+              const ViewerOptions& options) {
+  // ---- init ----
+  GLFWwindow* win = static_cast<GLFWwindow*>(window.nativeWindow());
+  hfr::RenderSettings rs = settings;
+  glfwGetFramebufferSize(win, &rs.width, &rs.height);
+  rs.width = std::max(rs.width, 1);
+  rs.height = std::max(rs.height, 1);
+  std::string error;
+  std::unique_ptr<hfr::Renderer> renderer = hfr::Renderer::create(archive, strategy, rs, error);
+  if (!renderer) {
+    std::fprintf(stderr, "Error: %s\n", error.c_str());
+    return 1;
+  }
+  double terrainMinZ = 0, terrainMaxZ = 0, extentX = 0, extentY = 0;
+  renderer->terrainBox(terrainMinZ, terrainMaxZ, extentX, extentY);
+  const double diag = std::sqrt(extentX * extentX + extentY * extentY);
+  hfr::CameraController controller(options.haveCamera ? options.camera
+                                                      : renderer->defaultCamera());
+
+  KeyEvents keys;
+  g_keys = &keys;
+  // Our callbacks first: ImGui's backend (install_callbacks = true) chains to them.
+  glfwSetKeyCallback(win, onKey);
+  glfwSetScrollCallback(win, onScroll);
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // no imgui.ini next to the user's files
+  ImGui::StyleColorsDark();
+  ImGui_ImplGlfw_InitForOpenGL(win, true);
+  ImGui_ImplOpenGL3_Init("#version 450 core");
+
+  UiSettings ui;
+  ui.tau = float(rs.tau);
+  ui.view = int(rs.view);
+  ui.wireframe = rs.wireframe;
+  ui.fog = rs.fog;
+  ui.exaggeration = float(rs.verticalExaggeration);
+  const hfa::Header& header = archive.header();
+  const float budgetMiB = float(rs.atlasBudgetMiB);
+
+  if (!options.quiet)
+    std::printf("hfview: %s | %s\n", options.archivePath.c_str(), window.description().c_str());
+
+  double lastTime = glfwGetTime(), lastCursorX = 0, lastCursorY = 0;
+  glfwGetCursorPos(win, &lastCursorX, &lastCursorY);
+  hfr::FrameStats st;
+  double frameMs = 0, frameMsSmooth = 0;
+  uint64_t bytesStreamedTotal = 0;
+  int frames = 0, rc = 0;
+  std::string lastShot;
+
+  // ---- frame loop ----
+  while (!glfwWindowShouldClose(win) && !keys.quit) {
+    glfwPollEvents();
+    const double now = glfwGetTime();
+    const double dt = now - lastTime;
+    lastTime = now;
+    frameMs = dt * 1000;
+    frameMsSmooth = frames == 0 ? frameMs : 0.95 * frameMsSmooth + 0.05 * frameMs;
+
+    int fbw = 0, fbh = 0, ww = 0, wh = 0;
+    glfwGetFramebufferSize(win, &fbw, &fbh);
+    glfwGetWindowSize(win, &ww, &wh);
+    if (fbw < 1 || fbh < 1) {  // minimised: nothing to draw
+      glfwWaitEvents();
+      continue;
+    }
+    if (!renderer->resize(fbw, fbh, error)) {
+      std::fprintf(stderr, "Error: %s\n", error.c_str());
+      rc = 1;
+      break;
+    }
+
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+
+    // Camera input (ignored while ImGui wants the mouse / keyboard).
+    double cx = 0, cy = 0;
+    glfwGetCursorPos(win, &cx, &cy);
+    hfr::CameraInput in;
+    in.uiWantsMouse = io.WantCaptureMouse;
+    in.uiWantsKeyboard = io.WantCaptureKeyboard;
+    in.forward = glfwGetKey(win, GLFW_KEY_W) == GLFW_PRESS;
+    in.back = glfwGetKey(win, GLFW_KEY_S) == GLFW_PRESS;
+    in.left = glfwGetKey(win, GLFW_KEY_A) == GLFW_PRESS;
+    in.right = glfwGetKey(win, GLFW_KEY_D) == GLFW_PRESS;
+    in.down = glfwGetKey(win, GLFW_KEY_Q) == GLFW_PRESS;
+    in.up = glfwGetKey(win, GLFW_KEY_E) == GLFW_PRESS;
+    in.fast = glfwGetKey(win, GLFW_KEY_LEFT_SHIFT) == GLFW_PRESS ||
+              glfwGetKey(win, GLFW_KEY_RIGHT_SHIFT) == GLFW_PRESS;
+    in.lookButton = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_RIGHT) == GLFW_PRESS;
+    in.dragButton = glfwGetMouseButton(win, GLFW_MOUSE_BUTTON_LEFT) == GLFW_PRESS;
+    in.mouseDx = cx - lastCursorX;
+    in.mouseDy = cy - lastCursorY;
+    in.wheel = keys.wheel;
+    lastCursorX = cx;
+    lastCursorY = cy;
+    keys.wheel = 0;
+    if (keys.toggleMode)
+      controller.toggleMode(0.5 * (terrainMinZ + terrainMaxZ), 0.5 * diag);
+    if (keys.resetCamera)
+      controller.setCamera(options.haveCamera ? options.camera : renderer->defaultCamera());
+    if (keys.togglePanel) ui.showPanel = !ui.showPanel;
+    keys.toggleMode = keys.resetCamera = keys.togglePanel = false;
+    double gmin = 0, gmax = 0;
+    const hfr::Camera& c0 = controller.camera();
+    const double ground = renderer->heightBounds(c0.x, c0.y, gmin, gmax) ? gmax : std::numeric_limits<double>::quiet_NaN();
+    controller.update(dt, in, ground);
+
+    // Apply the UI's dirty settings.
+    hfr::RenderSettings& cur = renderer->settings();
+    cur.tau = double(ui.tau);
+    cur.view = hfr::View(ui.view);
+    cur.wireframe = ui.wireframe;
+    cur.fog = ui.fog;
+    if (ui.exaggerationDirty) {
+      cur.verticalExaggeration = double(ui.exaggeration);
+      renderer->updateExaggeration();
+      renderer->terrainBox(terrainMinZ, terrainMaxZ, extentX, extentY);
+      ui.exaggerationDirty = false;
+    }
+
+    renderer->frame(controller.camera(), &st);
+    bytesStreamedTotal += st.bytesStreamed;
+    ++frames;
+
+    // Height and coordinates under the cursor: the depth of this frame at the cursor,
+    // unprojected (window coordinates scaled to framebuffer pixels for HiDPI).
+    const double sx = ww > 0 ? double(fbw) / ww : 1, sy = wh > 0 ? double(fbh) / wh : 1;
+    std::array<double, 3> hit{};
+    const bool haveHit = !io.WantCaptureMouse && renderer->pick(cx * sx, cy * sy, hit);
+
+    if (ui.showPanel) {
+      ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
+      ImGui::SetNextWindowSize(ImVec2(360, 0), ImGuiCond_FirstUseEver);
+      ImGui::Begin("hfview (F1 hides)");
+      ImGui::Text("frame %.2f ms (%.1f fps)", frameMsSmooth, frameMsSmooth > 0 ? 1000.0 / frameMsSmooth : 0.0);
+      for (int p = 0; p < 3; ++p) {
+        const double ms = st.gpuMs[size_t(p)];
+        if (ms >= 0) ImGui::Text("GPU %-9s %.3f ms", hfr::gpuPassName(hfr::GpuPass(p)), ms);
+        else ImGui::Text("GPU %-9s -", hfr::gpuPassName(hfr::GpuPass(p)));
+      }
+      ImGui::Separator();
+      ImGui::SliderFloat("tau (px)", &ui.tau, 0.25f, 16.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+      ImGui::Text("stream: %s (restart with --stream cpu|raw|cuda)", strategy.name());
+      ImGui::Text("atlas budget: %.0f MiB (restart with --budget MIB)", double(budgetMiB));
+      ImGui::Text("view:");
+      ImGui::SameLine();
+      ImGui::RadioButton("shaded", &ui.view, int(hfr::View::Shaded));
+      ImGui::SameLine();
+      ImGui::RadioButton("level", &ui.view, int(hfr::View::Level));
+      ImGui::SameLine();
+      ImGui::RadioButton("ldr", &ui.view, int(hfr::View::Ldr));
+      ImGui::Checkbox("wireframe", &ui.wireframe);
+      ImGui::SameLine();
+      ImGui::Checkbox("fog", &ui.fog);
+      // Applied on release: every change rebuilds the tile boxes and the LOD selector.
+      ImGui::SliderFloat("vertical x", &ui.exaggeration, 0.1f, 10.0f, "%.2f",
+                         ImGuiSliderFlags_Logarithmic);
+      if (ImGui::IsItemDeactivatedAfterEdit()) ui.exaggerationDirty = true;
+      ImGui::Separator();
+      const hfr::Camera& cam = controller.camera();
+      ImGui::Text("camera: %s (C toggles)  speed %.0f m/s",
+                  controller.mode() == hfr::CameraController::Mode::FreeFly ? "free-fly" : "orbit",
+                  controller.lastSpeed());
+      ImGui::Text("eye %.0f, %.0f, %.0f  yaw %.1f pitch %.1f", cam.x, cam.y, cam.z, cam.yaw,
+                  cam.pitch);
+      if (haveHit) {
+        const double exag = cur.verticalExaggeration > 0 ? cur.verticalExaggeration : 1;
+        // World -> level-0 sample (column, row) -> georeferenced (GDAL geotransform,
+        // pixel-is-area: the sample centre is at +0.5).
+        const double spx = header.spacingX > 0 ? header.spacingX : 1;
+        const double spy = header.spacingY > 0 ? header.spacingY : 1;
+        const double col = hit[0] / spx;
+        const double row = double(header.height > 0 ? header.height - 1 : 0) - hit[1] / spy;
+        const double* gt = header.geoTransform;
+        const double gx = gt[0] + (col + 0.5) * gt[1] + (row + 0.5) * gt[2];
+        const double gy = gt[3] + (col + 0.5) * gt[4] + (row + 0.5) * gt[5];
+        ImGui::Text("cursor: height %.1f m", hit[2] / exag);
+        ImGui::Text("  world %.1f, %.1f  sample %.1f, %.1f", hit[0], hit[1], col, row);
+        ImGui::Text("  geo %.6f, %.6f%s", gx, gy, header.crsWkt.empty() ? " (no CRS)" : "");
+      } else {
+        ImGui::Text("cursor: -");
+      }
+      ImGui::Separator();
+      ImGui::Text("tiles drawn %zu (wanted %zu, missing %zu), triangles %llu", st.tilesDrawn,
+                  st.tilesWanted, st.tilesMissing, (unsigned long long)st.triangles);
+      if (ImGui::BeginTable("levels", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+        ImGui::TableSetupColumn("level");
+        ImGui::TableSetupColumn("tiles");
+        ImGui::TableSetupColumn("triangles");
+        ImGui::TableHeadersRow();
+        for (size_t l = 0; l < st.tilesPerLevel.size(); ++l) {
+          if (!st.tilesPerLevel[l]) continue;
+          ImGui::TableNextRow();
+          ImGui::TableNextColumn();
+          ImGui::Text("%zu", l);
+          ImGui::TableNextColumn();
+          ImGui::Text("%zu", st.tilesPerLevel[l]);
+          ImGui::TableNextColumn();
+          ImGui::Text("%llu", (unsigned long long)(l < st.trianglesPerLevel.size()
+                                                       ? st.trianglesPerLevel[l] : 0));
+        }
+        ImGui::EndTable();
+      }
+      ImGui::Text("uploaded %zu tiles, %s streamed this frame", st.uploads,
+                  humanBytes(double(st.bytesStreamed)).c_str());
+      ImGui::Text("streamed so far %s, pending %zu, failed %zu",
+                  humanBytes(double(bytesStreamedTotal)).c_str(), st.pending, st.failedTiles);
+      const double occ = st.atlasSlots ? double(st.resident) / double(st.atlasSlots) : 0;
+      char label[64];
+      std::snprintf(label, sizeof label, "%zu / %zu slots", st.resident, st.atlasSlots);
+      ImGui::ProgressBar(float(occ), ImVec2(-1, 0), label);
+      if (!lastShot.empty()) ImGui::Text("screenshot: %s", lastShot.c_str());
+      ImGui::End();
+    }
+    ImGui::Render();
+
+    // Present: the terrain FBO blitted to the window, the UI on top.
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glViewport(0, 0, fbw, fbh);
+    renderer->present(fbw, fbh);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+    // Screenshots are of the terrain only (the FBO), without the panel.
+    const bool oneShot = !options.screenshot.empty() &&
+                         (renderer->settled() || frames >= options.maxFrames);
+    if (keys.screenshot || oneShot) {
+      const std::string path = oneShot ? options.screenshot : timestampedName();
+      if (hfr::writePng(path, fbw, fbh, renderer->readPixels(), error)) {
+        lastShot = path;
+        if (!options.quiet) std::printf("hfview: wrote %s\n", path.c_str());
+      } else {
+        std::fprintf(stderr, "Error: %s\n", error.c_str());
+        if (oneShot) rc = 1;
+      }
+      keys.screenshot = false;
+      if (oneShot) break;
+    }
+    window.swapBuffers();
+  }
+
+  // ---- shutdown: reverse order of creation ----
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwSetScrollCallback(win, nullptr);
+  glfwSetKeyCallback(win, nullptr);
+  g_keys = nullptr;
+  renderer.reset();
+  return rc;
+}
+
+}  // namespace hfview

@@ -1,0 +1,32 @@
+// viewer.h - hfview's interactive mode: GLFW window + Dear ImGui panel over hfr::Renderer.
+// A fixed init / frame / shutdown loop (imgui/bgfx examples); the UI edits a settings struct
+// and sets dirty flags that the frame applies; the camera ignores input while ImGui wants it.
+#pragma once
+
+#include <string>
+
+#include "render/gl/renderer.h"
+#include "render/gl/window.h"
+
+namespace hfa {
+class ArchiveReader;
+}
+
+namespace hfview {
+
+struct ViewerOptions {
+  std::string archivePath;
+  std::string screenshot;      // non-empty: render until settled, write it and exit
+  int maxFrames = 2000;        // with screenshot: give up waiting for "settled" after this
+  bool haveCamera = false;
+  hfr::Camera camera;
+  bool quiet = false;
+};
+
+// Runs the window loop until the window is closed (or Esc). Returns the exit status; errors are
+// printed as one "Error: ..." line.
+int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
+              hfr::StreamStrategy& strategy, const hfr::RenderSettings& settings,
+              const ViewerOptions& options);
+
+}  // namespace hfview

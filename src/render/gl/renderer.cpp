@@ -618,8 +618,8 @@ bool Renderer::heightBounds(double x, double y, double& minZ, double& maxZ) cons
     const long t = m.archive.find(level, uint32_t(std::max(0.0, col / span)),
                                   uint32_t(std::max(0.0, row / span)));
     if (t < 0) continue;
-    minZ = p.tiles[size_t(t)].minZ;
-    maxZ = p.tiles[size_t(t)].maxZ;
+    minZ = double(p.tiles[size_t(t)].minZ);
+    maxZ = double(p.tiles[size_t(t)].maxZ);
     return true;
   }
   return false;

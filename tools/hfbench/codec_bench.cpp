@@ -126,50 +126,6 @@ void checkPoints(const PatchSet& set, const std::vector<std::vector<uint8_t>>& s
   }
 }
 
-// GPU figures: the streams are encoded again with encodeBatch (byte-identical to the ones
-// measured above, see deterministic_mt), so runHfpac keeps its memory profile.
-GpuResult runGpu(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
-                 double cpuEncodePointsPerSecond) {
-#ifdef HF_BENCH_CUDA
-  std::vector<hfpac::PatchIn> ins(set.rects.size());
-  for (size_t i = 0; i < ins.size(); ++i) {
-    const PatchRect& r = set.rects[i];
-    ins[i].samples = set.packed.data() + r.offset;
-    ins[i].stride = static_cast<size_t>(r.width);
-    ins[i].width = r.width;
-    ins[i].height = r.height;
-    ins[i].type = set.type;
-  }
-  hfpac::EncodeOptions o;
-  o.segment = options.segment;
-  o.bits = options.bits;
-  o.autoMask = options.autoMask;
-  if (options.passNodata && dem.nodataInSamples) {
-    o.hasNodata = true;
-    o.nodata = dem.nodataSample;
-  }
-  std::vector<std::vector<uint8_t>> streams;
-  std::vector<hfpac::Status> statuses;
-  GpuResult g;
-  if (hfpac::encodeBatch(ins.data(), ins.size(), o, streams, statuses, options.threads) != hfpac::Status::Ok) {
-    g.error = "encodeBatch failed";
-    return g;
-  }
-  GpuResult gpu = benchGpuDecode(set, streams, options.repeat);
-  // ---- GPU encoder figures (gpu_encode_* in gpu.extra; tools/hfbench/gpu_encode_bench.h) ----
-  addGpuEncodeFigures(ins, streams, o, options.repeat, cpuEncodePointsPerSecond, gpu.extra, gpu.error);
-  return gpu;
-#else
-  (void)set;
-  (void)options;
-  (void)dem;
-  (void)cpuEncodePointsPerSecond;
-  GpuResult g;
-  g.error = "hfbench was built without CUDA (HF_CUDA=OFF)";
-  return g;
-#endif
-}
-
 hfpac::EncodeOptions encodeOptionsFor(const CodecBenchOptions& options, const demio::Dem& dem) {
   hfpac::EncodeOptions o;
   o.segment = options.segment;
@@ -193,6 +149,35 @@ std::vector<hfpac::PatchIn> patchIns(const PatchSet& set) {
     ins[i].type = set.type;
   }
   return ins;
+}
+
+// GPU figures: the streams are encoded again with encodeBatch (byte-identical to the ones
+// measured above, see deterministic_mt), so runHfpac keeps its memory profile.
+GpuResult runGpu(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
+                 double cpuEncodePointsPerSecond) {
+#ifdef HF_BENCH_CUDA
+  const std::vector<hfpac::PatchIn> ins = patchIns(set);
+  const hfpac::EncodeOptions o = encodeOptionsFor(options, dem);
+  std::vector<std::vector<uint8_t>> streams;
+  std::vector<hfpac::Status> statuses;
+  GpuResult g;
+  if (hfpac::encodeBatch(ins.data(), ins.size(), o, streams, statuses, options.threads) != hfpac::Status::Ok) {
+    g.error = "encodeBatch failed";
+    return g;
+  }
+  GpuResult gpu = benchGpuDecode(set, streams, options.repeat);
+  // ---- GPU encoder figures (gpu_encode_* in gpu.extra; tools/hfbench/gpu_encode_bench.h) ----
+  addGpuEncodeFigures(ins, streams, o, options.repeat, cpuEncodePointsPerSecond, gpu.extra, gpu.error);
+  return gpu;
+#else
+  (void)set;
+  (void)options;
+  (void)dem;
+  (void)cpuEncodePointsPerSecond;
+  GpuResult g;
+  g.error = "hfbench was built without CUDA (HF_CUDA=OFF)";
+  return g;
+#endif
 }
 
 // HFPaC with 2DRBUC residual coding, measured like an anchor: one single-thread encode, the

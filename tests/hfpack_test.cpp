@@ -2,17 +2,23 @@
 // verified against their source, identical raw/hfpac/hfpac+rbuc indexes, nodata fill/keep,
 // quantised floats, .hfr inputs, --device cuda (byte-identical archives when a device is
 // present, a CPU fallback with a note otherwise), bad inputs and bad command lines (exit
-// status 1, one "Error:" line, no file left).
+// status 1, one "Error:" line, no file left); `hfpack transcode` (round trips through every
+// codec restore the archive byte for byte, bad inputs); hfterrain's .hfr output.
 // Built twice: hf_hfpack_tests (fast) and, with HFPACK_SLOW, hf_hfpack_slow_tests (every DEM
-// in HF_SHARED_DEM_DIR and the sierra mosaic, label "slow").
+// in HF_SHARED_DEM_DIR and the sierra mosaic, label "slow"). Without GDAL (HFPACK_GDAL unset,
+// the GPU machine's build) only the tests on synthetic .hfr inputs are built.
 #include <gtest/gtest.h>
 
+#ifdef HFPACK_GDAL
 #include <gdal.h>
 #include <gdal_utils.h>
+#include <ogr_srs_api.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -47,6 +53,7 @@ struct TempDir {
 
 [[maybe_unused]] bool haveDem(const std::string& name) { return fs::exists(kDem + "/" + name); }
 
+#ifdef HFPACK_GDAL
 // gdal_translate SRC DST with extra arguments (GTiff unless -of is given).
 [[maybe_unused]] void translate(const std::string& src, const std::string& dst, std::vector<std::string> args) {
   GDALAllRegister();
@@ -63,6 +70,7 @@ struct TempDir {
   GDALClose(in);
   GDALTranslateOptionsFree(opts);
 }
+#endif
 
 [[maybe_unused]] hfpack::PackOptions packOptions(const std::vector<std::string>& inputs, const std::string& out) {
   hfpack::PackOptions o;
@@ -73,7 +81,7 @@ struct TempDir {
   return o;
 }
 
-void packAndVerify(const std::vector<std::string>& inputs, const TempDir& dir, const std::string& stem,
+[[maybe_unused]] void packAndVerify(const std::vector<std::string>& inputs, const TempDir& dir, const std::string& stem,
                    hfpack::PackOptions base = hfpack::PackOptions()) {
   std::string error;
   std::vector<std::string> paths;
@@ -132,6 +140,7 @@ void packAndVerify(const std::vector<std::string>& inputs, const TempDir& dir, c
 
 #ifndef HFPACK_SLOW
 
+#ifdef HFPACK_GDAL
 TEST(Hfpack, ZionLossless) {
   if (!haveDem("zion_srtm.tif")) GTEST_SKIP() << "no shared DEMs";
   TempDir dir;
@@ -198,6 +207,8 @@ TEST(Hfpack, FloatIsQuantisedWithinBound) {
   EXPECT_LE(vr.maxHeightError, 0.0625 + 1e-9);
 }
 
+#endif  // HFPACK_GDAL
+
 // ---- the command line ----
 
 struct CmdResult {
@@ -235,6 +246,7 @@ void expectError(const CmdResult& r, const std::string& needle, const TempDir& d
   }
 }
 
+#ifdef HFPACK_GDAL
 TEST(HfpackCli, BadCommandLines) {
   TempDir dir;
   const std::string src = kDem + "/zion_srtm.tif";
@@ -344,7 +356,8 @@ TEST(HfpackCli, DeviceCudaFallbackIsANoteNotAnError) {
 }
 
 // An .hfr dump (what the GDAL-free build on the GPU machine reads) packs into the same tiles as
-// its GDAL source; only the georeferencing differs (an .hfr has none).
+// its GDAL source, with the same georeferencing (the dump carries it); a dump of a Dem without
+// georeferencing has the plain 64-byte header and packs without it.
 TEST(Hfpack, HfrInputPacksLikeItsSource) {
   if (!haveDem("SainteHelens.dem")) GTEST_SKIP() << "no shared DEMs";
   TempDir dir;
@@ -358,8 +371,13 @@ TEST(Hfpack, HfrInputPacksLikeItsSource) {
   hfa::ArchiveReader a, b;
   ASSERT_TRUE(a.open(dir / "a.hfa", error)) << error;
   ASSERT_TRUE(b.open(dir / "b.hfa", error)) << error;
-  EXPECT_TRUE(b.header().crsWkt.empty());
-  EXPECT_EQ(b.header().flags & hfa::kFlagGeoTransform, 0u);
+  EXPECT_FALSE(b.header().crsWkt.empty());
+  EXPECT_EQ(a.header().crsWkt, b.header().crsWkt);
+  EXPECT_EQ(a.header().flags, b.header().flags);
+  EXPECT_TRUE(std::equal(a.header().geoTransform, a.header().geoTransform + 6, b.header().geoTransform));
+  EXPECT_EQ(a.header().spacingX, b.header().spacingX);
+  EXPECT_EQ(a.header().spacingY, b.header().spacingY);
+  EXPECT_EQ(a.header().verticalUnits, b.header().verticalUnits);
   EXPECT_EQ(a.header().filledSamples, b.header().filledSamples);
   ASSERT_EQ(a.tiles().size(), b.tiles().size());
   for (size_t i = 0; i < a.tiles().size(); ++i) {
@@ -383,6 +401,18 @@ TEST(Hfpack, HfrInputPacksLikeItsSource) {
   EXPECT_FALSE(hfpack::pack(o, pr, error));
   EXPECT_NE(error.find("georeferencing"), std::string::npos) << error;
   EXPECT_FALSE(fs::exists(dir / "c.hfa"));
+  // Without georeferencing: the original 64-byte header, sample-unit spacing.
+  dem.hasGeoTransform = false;
+  dem.projectionWkt.clear();
+  dem.verticalUnits.clear();
+  ASSERT_TRUE(demio::writeHfr(dir / "plain.hfr", dem, error)) << error;
+  EXPECT_EQ(fs::file_size(dir / "plain.hfr"), 64u + 2u * dem.samples.size());
+  ASSERT_TRUE(hfpack::pack(packOptions({dir / "plain.hfr"}, dir / "d.hfa"), pr, error)) << error;
+  hfa::ArchiveReader d;
+  ASSERT_TRUE(d.open(dir / "d.hfa", error)) << error;
+  EXPECT_TRUE(d.header().crsWkt.empty());
+  EXPECT_EQ(d.header().flags & hfa::kFlagGeoTransform, 0u);
+  EXPECT_EQ(d.header().spacingX, 1.0);
 }
 
 TEST(HfpackCli, FullDiskLeavesNothingBehind) {
@@ -425,6 +455,350 @@ TEST(HfpackCli, PackInfoVerify) {
   EXPECT_NE(r.err.find("truncated"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("tile (L"), std::string::npos) << r.err;
 }
+
+#endif  // HFPACK_GDAL
+
+// ---- hfpack transcode (synthetic .hfr sources: built with and without GDAL) ----
+
+// A w x h raster as an .hfr: hills, ridges and a little noise, georeferenced (UTM, 10 m), with a
+// block of nodata (Int16 -32768) when `voids`, quantised (as a float source would be) when
+// `quantised`.
+std::string syntheticHfr(const TempDir& dir, const std::string& name, int w, int h, hfpac::SampleType type,
+                         bool voids, bool quantised) {
+  demio::Dem d;
+  d.width = w;
+  d.height = h;
+  d.type = type;
+  d.samples.resize(size_t(w) * size_t(h));
+  uint64_t state = 0x1234567;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const double v = 800 + 300 * std::sin(x * 0.05) * std::cos(y * 0.031) + 120 * std::sin((x + 2 * y) * 0.013) +
+                       double((state >> 60) & 7);
+      d.samples[size_t(y) * size_t(w) + size_t(x)] =
+          type == hfpac::SampleType::Int16 ? uint16_t(int16_t(v - 600)) : uint16_t(v);
+    }
+  if (voids) {
+    d.hasNodata = true;
+    d.nodata = -32768;
+    d.nodataInSamples = true;
+    d.nodataSample = 0x8000;
+    for (int y = h / 3; y < h / 3 + 40; ++y)
+      for (int x = w / 4; x < w / 4 + 70; ++x) d.samples[size_t(y) * size_t(w) + size_t(x)] = 0x8000;
+    d.nodataCount = 40 * 70;
+  }
+  if (quantised) {
+    d.quant.applied = true;
+    d.quant.step = 0.25;
+    d.quant.offset = 100;
+    d.quant.maxError = 0.125;
+  }
+  d.hasGeoTransform = true;
+  const double gt[6] = {500000, 10, 0, 4100000, 0, -10};
+  std::copy(gt, gt + 6, d.geoTransform);
+  d.projectionWkt =
+      "PROJCS[\"WGS 84 / UTM zone 11N\",GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\",6378137,"
+      "298.257223563]],PRIMEM[\"Greenwich\",0],UNIT[\"degree\",0.0174532925199433]],"
+      "PROJECTION[\"Transverse_Mercator\"],PARAMETER[\"central_meridian\",-117],UNIT[\"metre\",1],"
+      "AUTHORITY[\"EPSG\",\"32611\"]]";
+  d.verticalUnits = "m";
+  std::string error;
+  const std::string path = dir / name;
+  EXPECT_TRUE(demio::writeHfr(path, d, error)) << error;
+  return path;
+}
+
+// What transcode promises, checked independently of hfpack::sameContent: the same header but
+// for codec and codecOptions, the same index but for codec, offsets, sizes and checksums, every
+// tile decoding to the same samples, and b's tiles all in b's codec.
+void expectSameContent(const std::string& pa, const std::string& pb) {
+  hfa::ArchiveReader a, b;
+  std::string error;
+  ASSERT_TRUE(a.open(pa, error)) << error;
+  ASSERT_TRUE(b.open(pb, error)) << error;
+  const hfa::Header &x = a.header(), &y = b.header();
+  EXPECT_EQ(x.flags, y.flags);
+  EXPECT_EQ(x.tileLog, y.tileLog);
+  EXPECT_EQ(x.levels, y.levels);
+  EXPECT_EQ(x.sampleType, y.sampleType);
+  EXPECT_EQ(x.width, y.width);
+  EXPECT_EQ(x.height, y.height);
+  EXPECT_EQ(x.nodata, y.nodata);
+  EXPECT_TRUE(std::equal(x.geoTransform, x.geoTransform + 6, y.geoTransform));
+  EXPECT_EQ(x.spacingX, y.spacingX);
+  EXPECT_EQ(x.spacingY, y.spacingY);
+  EXPECT_EQ(x.verticalScale, y.verticalScale);
+  EXPECT_EQ(x.verticalOffset, y.verticalOffset);
+  EXPECT_EQ(x.quantError, y.quantError);
+  EXPECT_EQ(x.filledSamples, y.filledSamples);
+  EXPECT_EQ(x.sourceValidSamples, y.sourceValidSamples);
+  EXPECT_EQ(x.crsWkt, y.crsWkt);
+  EXPECT_EQ(x.verticalUnits, y.verticalUnits);
+  ASSERT_EQ(a.tiles().size(), b.tiles().size());
+  const size_t n = size_t(x.tileSize()) * size_t(x.tileSize());
+  std::vector<uint16_t> sa(n), sb(n);
+  for (size_t i = 0; i < a.tiles().size(); ++i) {
+    const hfa::TileEntry &e = a.tiles()[i], &f = b.tiles()[i];
+    EXPECT_TRUE(e.level == f.level && e.x == f.x && e.y == f.y && e.flags == f.flags && e.minSample == f.minSample &&
+                e.maxSample == f.maxSample && e.filled == f.filled && e.lodError == f.lodError)
+        << pb << " " << a.tileName(i);
+    EXPECT_EQ(f.codec, y.codec) << pb << " " << b.tileName(i);
+    ASSERT_TRUE(a.decodeTile(i, sa.data(), error)) << error;
+    ASSERT_TRUE(b.decodeTile(i, sb.data(), error)) << error;
+    ASSERT_EQ(sa, sb) << pb << " " << a.tileName(i);
+  }
+}
+
+// An .hfr that carries a CRS packs with the same spacing in both builds (without GDAL, pack reads
+// the WKT itself): projected in metres, geographic in degrees (metres at the centre latitude).
+TEST(Hfpack, HfrGeoreferencingGivesMetreSpacing) {
+  TempDir dir;
+  std::string error;
+  hfpack::PackResult pr;
+  const std::string utm = syntheticHfr(dir, "utm.hfr", 300, 200, hfpac::SampleType::UInt16, false, false);
+  ASSERT_TRUE(hfpack::pack(packOptions({utm}, dir / "utm.hfa"), pr, error)) << error;
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(dir / "utm.hfa", error)) << error;
+  EXPECT_EQ(r.header().flags & (hfa::kFlagSpacingKnown | hfa::kFlagGeographic), hfa::kFlagSpacingKnown);
+  EXPECT_EQ(r.header().spacingX, 10.0);
+  EXPECT_EQ(r.header().verticalUnits, "m");
+  demio::Dem d;
+  ASSERT_TRUE(demio::readHfr(utm, d, error)) << error;
+  d.projectionWkt =
+      "GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\",6378137,298.257223563]],PRIMEM[\"Greenwich\",0],"
+      "UNIT[\"degree\",0.0174532925199433,AUTHORITY[\"EPSG\",\"9122\"]],AXIS[\"Latitude\",NORTH],"
+      "AXIS[\"Longitude\",EAST],AUTHORITY[\"EPSG\",\"4326\"]]";
+  const double gt[6] = {-118.0, 1.0 / 1200, 0, 37.0, 0, -1.0 / 1200};  // 3" SRTM cells at 37 N
+  std::copy(gt, gt + 6, d.geoTransform);
+  ASSERT_TRUE(demio::writeHfr(dir / "geo.hfr", d, error)) << error;
+  ASSERT_TRUE(hfpack::pack(packOptions({dir / "geo.hfr"}, dir / "geo.hfa"), pr, error)) << error;
+  ASSERT_TRUE(r.open(dir / "geo.hfa", error)) << error;
+  EXPECT_EQ(r.header().flags & (hfa::kFlagSpacingKnown | hfa::kFlagGeographic),
+            hfa::kFlagSpacingKnown | hfa::kFlagGeographic);
+  EXPECT_NEAR(r.header().spacingX, 74.3, 0.2);  // 1/1200 degree at 36.92 N (the centre)
+  EXPECT_NEAR(r.header().spacingY, 92.5, 0.2);
+}
+
+hfpack::TranscodeOptions transcodeOptions(const std::string& in, const std::string& out, hfa::Codec codec) {
+  hfpack::TranscodeOptions o;
+  o.input = in;
+  o.output = out;
+  o.codec = codec;
+  o.threads = 2;
+  o.verify = true;
+  o.out = nullptr;
+  return o;
+}
+
+// hfpac -> raw -> hfpac and hfpac -> hfpac+rbuc -> hfpac: the same content at every step, and
+// back in hfpac (the input's options) the input byte for byte. Three sources: georeferenced
+// UInt16, Int16 with voids kept (masked in the codec), and quantised with voids filled.
+TEST(HfpackTranscode, RoundTripsRestoreTheArchive) {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    hfpac::SampleType type;
+    bool voids, quantised, fill;
+  } cases[] = {{"plain", hfpac::SampleType::UInt16, false, false, true},
+               {"keep", hfpac::SampleType::Int16, true, false, false},
+               {"quant", hfpac::SampleType::UInt16, true, true, true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string stem = dir / c.name;
+    const std::string src = syntheticHfr(dir, std::string(c.name) + ".hfr", 600, 450, c.type, c.voids, c.quantised);
+    hfpack::PackOptions po = packOptions({src}, stem + ".hfa");
+    po.patch = 65;
+    po.fillNodata = c.fill;
+    hfpack::PackResult pr;
+    std::string error;
+    ASSERT_TRUE(hfpack::pack(po, pr, error)) << error;
+    hfa::ArchiveReader in;
+    ASSERT_TRUE(in.open(stem + ".hfa", error)) << error;
+    EXPECT_GT(in.header().levels, 2);
+    EXPECT_EQ((in.header().flags & hfa::kFlagNodataKept) != 0, c.voids && !c.fill);
+    EXPECT_EQ((in.header().flags & hfa::kFlagQuantised) != 0, c.quantised);
+    in.close();
+
+    const std::pair<hfa::Codec, const char*> via[] = {{hfa::Codec::Raw, ".raw.hfa"},
+                                                      {hfa::Codec::HfpacRbuc, ".rbuc.hfa"}};
+    for (const auto& v : via) {
+      hfpack::TranscodeResult tr;
+      ASSERT_TRUE(hfpack::transcode(transcodeOptions(stem + ".hfa", stem + v.second, v.first), tr, error)) << error;
+      EXPECT_TRUE(tr.verified);
+      EXPECT_EQ(tr.inputCodec, hfa::Codec::Hfpac);
+      EXPECT_EQ(tr.tiles, pr.tiles);
+      EXPECT_EQ(tr.device, "cpu");
+      expectSameContent(stem + ".hfa", stem + v.second);
+      hfa::ArchiveReader r;
+      ASSERT_TRUE(r.open(stem + v.second, error)) << error;
+      EXPECT_EQ(r.header().codec, v.first);
+      EXPECT_EQ(r.header().codecOptions, v.first == hfa::Codec::Raw ? "" : "segment=9 rbuc");
+      if (v.first == hfa::Codec::Raw) {
+        EXPECT_EQ(tr.payloadBytes, tr.rawBytes);
+      }
+      const std::string back = stem + v.second + ".hfpac.hfa";
+      ASSERT_TRUE(hfpack::transcode(transcodeOptions(stem + v.second, back, hfa::Codec::Hfpac), tr, error)) << error;
+      expectSameContent(stem + v.second, back);
+      EXPECT_EQ(fileBytes(stem + ".hfa"), fileBytes(back)) << back;
+    }
+    // The same codec with other options: the same content, the options recorded.
+    hfpack::TranscodeOptions same = transcodeOptions(stem + ".hfa", stem + ".s17.hfa", hfa::Codec::Hfpac);
+    same.segment = 17;
+    same.bits = 6;
+    hfpack::TranscodeResult tr;
+    ASSERT_TRUE(hfpack::transcode(same, tr, error)) << error;
+    expectSameContent(stem + ".hfa", stem + ".s17.hfa");
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(stem + ".s17.hfa", error)) << error;
+    EXPECT_EQ(r.header().codecOptions, "segment=17 bits=6");
+  }
+}
+
+// --device cuda: byte-identical to the CPU's archive on a GPU, else a note and the CPU.
+TEST(HfpackTranscode, DeviceCudaIsByteIdenticalOrFallsBack) {
+  TempDir dir;
+  const std::string src = syntheticHfr(dir, "s.hfr", 520, 400, hfpac::SampleType::UInt16, false, false);
+  hfpack::PackResult pr;
+  std::string error;
+  hfpack::PackOptions po = packOptions({src}, dir / "raw.hfa");
+  po.codec = hfa::Codec::Raw;
+  ASSERT_TRUE(hfpack::pack(po, pr, error)) << error;
+  hfpack::TranscodeResult cpu, gpu;
+  ASSERT_TRUE(hfpack::transcode(transcodeOptions(dir / "raw.hfa", dir / "cpu.hfa", hfa::Codec::Hfpac), cpu, error))
+      << error;
+  hfpack::TranscodeOptions o = transcodeOptions(dir / "raw.hfa", dir / "cuda.hfa", hfa::Codec::Hfpac);
+  o.device = "cuda";
+  o.gpuBatch = 7;  // several batches
+  ASSERT_TRUE(hfpack::transcode(o, gpu, error)) << error;
+  EXPECT_EQ(fileBytes(dir / "cpu.hfa"), fileBytes(dir / "cuda.hfa")) << "device " << gpu.device;
+  o.codec = hfa::Codec::HfpacRbuc;
+  o.output = dir / "rbuc.hfa";
+  hfpack::TranscodeResult r;
+  ASSERT_TRUE(hfpack::transcode(o, r, error)) << error;
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_NE(r.deviceNote.find("2DRBUC"), std::string::npos) << r.deviceNote;
+  if (gpu.device != "cuda") {
+    EXPECT_NE(gpu.deviceNote.find("encoding on the CPU"), std::string::npos) << gpu.deviceNote;
+    GTEST_SKIP() << "no GPU encoding (CPU fallback checked): " << gpu.deviceNote;
+  }
+  EXPECT_GE(gpu.gpuBatches, 3u);
+}
+
+TEST(HfpackTranscode, CommandLine) {
+  TempDir dir;
+  const std::string src = syntheticHfr(dir, "s.hfr", 300, 200, hfpac::SampleType::Int16, true, false);
+  const std::string a = dir / "a.hfa";
+  CmdResult r = runCmd(src + " -q --patch 65 -o " + a, dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = runCmd("transcode " + a + " " + (dir / "b.hfa") + " --codec raw --verify --threads 2 -q", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_NE(r.out.find("transcoded from hfpac to raw"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("verified"), std::string::npos) << r.out;
+  r = runCmd("transcode " + (dir / "b.hfa") + " -o " + (dir / "c.hfa") + " --codec hfpac -q", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(fileBytes(a), fileBytes(dir / "c.hfa"));
+  r = runCmd("--help", dir);
+  EXPECT_NE(r.out.find("hfpack transcode IN.hfa OUT.hfa --codec"), std::string::npos) << r.out;
+
+  // Bad inputs: exit 1, one "Error:" line, nothing left behind.
+  const std::vector<std::string> keep = {"s.hfr", "a.hfa", "b.hfa", "c.hfa", "text.hfa", "bad.hfa", "short.hfa"};
+  const std::string out = " " + (dir / "o.hfa");
+  expectError(runCmd("transcode " + (dir / "missing.hfa") + out + " --codec raw", dir), "No such file", dir, keep);
+  { std::ofstream(dir / "text.hfa") << "this is not an archive, but it is longer than the header would be. " << std::string(300, 'x'); }
+  expectError(runCmd("transcode " + (dir / "text.hfa") + out + " --codec raw", dir), "not an hfpack archive", dir, keep);
+  fs::copy_file(a, dir / "short.hfa");
+  fs::resize_file(dir / "short.hfa", fs::file_size(a) - 3000);
+  expectError(runCmd("transcode " + (dir / "short.hfa") + out + " --codec raw", dir), "truncated", dir, keep);
+  fs::copy_file(a, dir / "bad.hfa");
+  {
+    std::fstream f(dir / "bad.hfa", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(fs::file_size(a) - 100));
+    f.put('\x5a');
+  }
+  expectError(runCmd("transcode " + (dir / "bad.hfa") + out + " --codec raw", dir), "checksum mismatch", dir, keep);
+  expectError(runCmd("transcode " + a + " " + a + " --codec raw", dir), "is the input archive", dir, keep);
+  expectError(runCmd("transcode " + a + " " + dir.path.string() + "/./a.hfa --codec raw", dir), "is the input archive",
+              dir, keep);
+  expectError(runCmd("transcode " + a + out + " --codec zip", dir), "--codec zip", dir, keep);
+  expectError(runCmd("transcode " + a + out, dir), "needs --codec", dir, keep);
+  expectError(runCmd("transcode " + a + " --codec raw", dir), "takes IN.hfa OUT.hfa", dir, keep);
+  expectError(runCmd("transcode " + a + out + " --codec raw --patch 129", dir), "--patch is not an option", dir, keep);
+  expectError(runCmd("transcode " + a + out + " --codec raw --device tpu", dir), "--device tpu", dir, keep);
+  expectError(runCmd("transcode " + a + " " + (dir / "no/such/dir.hfa") + " --codec raw", dir), "temporary", dir, keep);
+  expectError(runCmd(src + " -o " + (dir / "p.hfa") + " --verify", dir), "--verify", dir, keep);
+}
+
+#ifdef HFTERRAIN_BINARY
+// hfterrain OUT.hfr: the sample terrain as an .hfr with the GeoTIFF's georeferencing (UTM 5N,
+// 30 m, north-west corner E 200000 N 2200000) and unit, which hfpack packs as 30 m spacing in
+// both builds. With GDAL the .tif of the same seed holds the same heights; without, a .tif
+// output is one error line.
+TEST(Hfterrain, WritesAGeoreferencedHfr) {
+  TempDir dir;
+  const std::string t = dir / "t.hfr";
+  const std::string cmd = std::string(HFTERRAIN_BINARY) + " " + t + " --size 257 --seed 3 -q 2>" + (dir / "err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(fs::file_size(dir / "err.txt"), 0u);
+  demio::Dem d;
+  std::string error;
+  ASSERT_TRUE(demio::readHfr(t, d, error)) << error;
+  EXPECT_EQ(d.width, 257);
+  EXPECT_EQ(d.height, 257);
+  EXPECT_EQ(d.type, hfpac::SampleType::UInt16);
+  EXPECT_FALSE(d.hasNodata);
+  ASSERT_TRUE(d.hasGeoTransform);
+  const double gt[6] = {200000, 30, 0, 2200000, 0, -30};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(d.geoTransform[i], gt[i]) << i;
+  EXPECT_NE(d.projectionWkt.find("UTM zone 5N"), std::string::npos) << d.projectionWkt;
+  EXPECT_NE(d.projectionWkt.find("\"32605\"]]"), std::string::npos) << d.projectionWkt;
+  EXPECT_EQ(d.verticalUnits, "m");
+  EXPECT_EQ(*std::min_element(d.samples.begin(), d.samples.end()), 0);     // the sea
+  EXPECT_EQ(*std::max_element(d.samples.begin(), d.samples.end()), 4000);  // --max-height
+  for (const auto& e : fs::directory_iterator(dir.path)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "t.hfr" || name == "err.txt") << "left behind: " << name;
+  }
+  hfpack::PackResult pr;
+  ASSERT_TRUE(hfpack::pack(packOptions({t}, dir / "t.hfa"), pr, error)) << error;
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(dir / "t.hfa", error)) << error;
+  EXPECT_EQ(r.header().flags & (hfa::kFlagGeoTransform | hfa::kFlagSpacingKnown | hfa::kFlagGeographic),
+            hfa::kFlagGeoTransform | hfa::kFlagSpacingKnown);
+  EXPECT_EQ(r.header().spacingX, 30.0);
+  EXPECT_EQ(r.header().spacingY, 30.0);
+  EXPECT_EQ(r.header().verticalUnits, "m");
+  EXPECT_EQ(r.header().crsWkt, d.projectionWkt);
+#ifdef HFPACK_GDAL
+  // The GeoTIFF of the same seed: the same heights, the same CRS.
+  const std::string tif = dir / "t.tif";
+  ASSERT_EQ(std::system((std::string(HFTERRAIN_BINARY) + " " + tif + " --size 257 --seed 3 -q").c_str()), 0);
+  demio::Dem g;
+  ASSERT_TRUE(demio::readDem(tif, g, error)) << error;
+  EXPECT_EQ(g.samples, d.samples);
+  EXPECT_TRUE(std::equal(g.geoTransform, g.geoTransform + 6, d.geoTransform));
+  EXPECT_EQ(g.verticalUnits, "m");
+  OGRSpatialReferenceH s1 = OSRNewSpatialReference(g.projectionWkt.c_str());
+  OGRSpatialReferenceH s2 = OSRNewSpatialReference(d.projectionWkt.c_str());
+  ASSERT_TRUE(s1 && s2);
+  EXPECT_TRUE(OSRIsSame(s1, s2));
+  OSRDestroySpatialReference(s1);
+  OSRDestroySpatialReference(s2);
+#else
+  const std::string cmd2 = std::string(HFTERRAIN_BINARY) + " " + (dir / "t.tif") + " --size 257 -q 2>" + (dir / "err.txt");
+  const int rc = std::system(cmd2.c_str());
+  EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 1);
+  std::ifstream f(dir / "err.txt");
+  std::string line, rest;
+  std::getline(f, line);
+  EXPECT_EQ(line.rfind("Error: ", 0), 0u) << line;
+  EXPECT_NE(line.find("built without GDAL; write .hfr"), std::string::npos) << line;
+  EXPECT_FALSE(std::getline(f, rest)) << rest;
+  EXPECT_FALSE(fs::exists(dir / "t.tif"));
+#endif
+}
+#endif  // HFTERRAIN_BINARY
 
 #else  // HFPACK_SLOW
 

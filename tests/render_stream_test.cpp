@@ -1,8 +1,15 @@
-// GL-free atlas bookkeeping (src/render/stream): atlas layout within a budget, LRU page table.
+// GL-free atlas bookkeeping (src/render/stream): atlas layout within a budget, LRU page table,
+// request priorities and camera-motion prefetch (RequestPlanner, CameraMotion) against a
+// simulated loader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
 #include <set>
 
+#include "render/stream/request.h"
 #include "render/stream/stream.h"
 
 namespace {
@@ -68,4 +75,210 @@ TEST(PageTable, EvictsTheLeastRecentlyUsedTileNotInUseThisFrame) {
   EXPECT_EQ(ev, -1);
 }
 
+// ---- CameraMotion ----
+
+TEST(CameraMotion, ExtrapolatesAStraightFlightAndATurn) {
+  hfr::CameraMotion m;
+  hfr::Camera c;
+  c.x = 100, c.y = 200, c.z = 300, c.yaw = 170, c.pitch = -10;
+  hfr::Camera out;
+  m.observe(c, 0);
+  EXPECT_FALSE(m.predict(0.5, out)) << "one pose: no motion yet";
+  m.observe(c, 1.0 / 60);
+  EXPECT_FALSE(m.predict(0.5, out)) << "standing still";
+  // 60 m/s east, 12 m/s up, turning left at 30 degrees a second (across +-180).
+  for (int f = 2; f <= 30; ++f) {
+    hfr::Camera p = c;
+    const double t = (f - 1) / 60.0;
+    p.x += 60 * t;
+    p.z += 12 * t;
+    p.yaw += 30 * t;
+    m.observe(p, f / 60.0);
+  }
+  ASSERT_TRUE(m.predict(0.5, out));
+  const double t = 29 / 60.0 + 0.5;
+  EXPECT_NEAR(out.x, 100 + 60 * t, 1e-6);
+  EXPECT_NEAR(out.y, 200, 1e-6);
+  EXPECT_NEAR(out.z, 300 + 12 * t, 1e-6);
+  EXPECT_NEAR(out.yaw, 170 + 30 * t, 1e-6);  // past 180: continuous, not wrapped
+  EXPECT_NEAR(out.pitch, -10, 1e-9);
+  // Bounded: distance and turn.
+  m.limits.maxDistance = 10;
+  m.limits.maxTurn = 5;
+  ASSERT_TRUE(m.predict(0.5, out));
+  hfr::Camera last;
+  ASSERT_TRUE(m.predict(1e-9, last));
+  EXPECT_NEAR(std::hypot(out.x - last.x, out.z - last.z), 10, 1e-6);
+  EXPECT_NEAR(out.yaw - last.yaw, 5, 1e-6);
+  // A jump larger than maxStep is a new view: no motion until it moves again.
+  m.limits.maxStep = 1000;
+  hfr::Camera far = c;
+  far.x += 5000;
+  m.observe(far, 1.0);
+  EXPECT_FALSE(m.predict(0.5, out));
+}
+
+// ---- RequestPlanner against a simulated loader ----
+
+namespace {
+
+// 64 x 64 level-0 tiles of 33 samples, 7 levels, 10 m spacing (a 20 km square) with the errors
+// of a self-similar terrain: lodError[k] ~ the mesh step 10 m * 2^(level + k) / 20.
+hfr::LodPyramid flightPyramid() {
+  hfr::LodPyramid pyr;
+  pyr.tileLog = 5;
+  pyr.levels = 7;
+  pyr.width = pyr.height = 64 * 32 + 1;
+  pyr.spacingX = pyr.spacingY = 10;
+  uint32_t lcg = 7;
+  for (int L = 0; L < pyr.levels; ++L)
+    for (uint32_t y = 0; y < pyr.tilesY(L); ++y)
+      for (uint32_t x = 0; x < pyr.tilesX(L); ++x) {
+        hfr::LodTile t;
+        t.level = L;
+        t.x = x;
+        t.y = y;
+        lcg = lcg * 1664525u + 1013904223u;
+        const double rough = 0.5 + double(lcg >> 8) / double(1u << 24);
+        const double span = 320.0 * double(1 << L);
+        const double mid = 200 + 150 * std::sin((x + 0.5) * span * 4e-4);
+        t.minZ = float(mid - std::min(150.0, 10 + 0.05 * span));
+        t.maxZ = float(mid + std::min(150.0, 10 + 0.05 * span));
+        t.lodError.assign(6, 0.0f);
+        for (int k = 1; k <= 5; ++k) t.lodError[size_t(k)] = float(0.5 * rough * double(1 << (L + k)));
+        pyr.tiles.push_back(t);
+      }
+  return pyr;
+}
+
+hfr::LodCamera lodCamera(const hfr::Camera& c) {
+  hfr::LodCamera l;
+  l.eye = {c.x, c.y, c.z};
+  l.viewProj = c.viewProj(16.0 / 9, 1, 1e5);
+  l.viewportHeight = 540;
+  l.tau = 2;
+  return l;
+}
+
+struct FlightResult {
+  size_t missing = 0;        // sum over the flight of needed tiles not resident after delivery
+  size_t readyOnArrival = 0;  // tiles resident the first frame they were needed
+  size_t arrivals = 0;        // tiles that became needed during the flight
+  size_t prefetchRequests = 0;
+  size_t evictedInUse = 0;    // tiles needed and resident at plan time, gone after delivery
+  size_t maxNeeded = 0;
+  size_t evictions = 0;
+};
+
+// A deterministic loader: request() replaces the queue of tiles not started; each frame it
+// starts at most `perFrame` tiles from the front of the request, which arrive `latency` frames
+// later into the page table (as CpuStreamStrategy and the renderer do, minus the threads).
+// The camera stands still for 40 frames (everything loads), then flies east at 240 m/s with a
+// fixed 1/30 s frame time for 150 frames.
+FlightResult fly(bool prefetch, size_t capacity) {
+  static const hfr::LodPyramid pyr = flightPyramid();
+  static const hfr::DominoPatterns patterns(pyr.tileLog);
+  static const hfr::LodSelector selector(pyr);
+  const size_t T = pyr.tiles.size();
+  const int top = pyr.levels - 1;
+  const size_t perFrame = 6;
+  const uint64_t latency = 8;
+  const double dt = 1.0 / 30;
+  hfr::PageTable pages(T, capacity);
+  std::vector<uint8_t> failed(T, 0), seen(T, 0);
+  for (size_t t = 0; t < T; ++t)
+    if (pyr.tiles[t].level == top) {
+      uint32_t slot;
+      long ev;
+      pages.allocate(t, 0, slot, ev);
+      pages.pin(t);
+    }
+  hfr::RequestPlanner planner;
+  hfr::CameraMotion motion;
+  motion.limits.maxStep = motion.limits.maxDistance = 4000;
+  motion.limits.minMove = 1;
+  std::map<size_t, uint64_t> inFlight;  // tile -> frame it arrives
+  hfr::RequestPlan plan;
+  FlightResult r;
+  const int still = 40, flight = 150;
+  for (int f = 1; f <= still + flight; ++f) {
+    const uint64_t frame = uint64_t(f);
+    hfr::Camera cam;
+    cam.x = 3000 + 240 * dt * std::max(0, f - still);
+    cam.y = 10000;
+    cam.z = 450;
+    cam.yaw = 0;
+    cam.pitch = -12;
+    motion.observe(cam, f * dt);
+    hfr::Camera next;
+    const bool moving = motion.predict(0.75, next);
+    const hfr::LodCamera ahead = lodCamera(next);
+    planner.plan(selector, patterns, lodCamera(cam), prefetch && moving ? &ahead : nullptr, pages,
+                 frame, failed, plan);
+    std::vector<size_t> inUse;  // needed and resident: touched for this frame
+    for (size_t t : plan.needed)
+      if (pages.resident(t)) inUse.push_back(t);
+    r.maxNeeded = std::max(r.maxNeeded, plan.needed.size());
+    // Start the first tiles of the request that are not loading already.
+    size_t started = 0;
+    for (size_t t : plan.request) {
+      if (started == perFrame) break;
+      if (inFlight.emplace(t, frame + latency).second) ++started;
+    }
+    // Deliver what is done.
+    for (auto it = inFlight.begin(); it != inFlight.end();) {
+      if (it->second > frame) {
+        ++it;
+        continue;
+      }
+      uint32_t slot;
+      long ev;
+      pages.allocate(it->first, frame, slot, ev);  // false: dropped (asked again later)
+      r.evictions += ev >= 0;
+      it = inFlight.erase(it);
+    }
+    // The drawn selection (it also tells the planner which tiles blocked a balance split).
+    hfr::LodStats ls;
+    planner.selectDrawn(selector, patterns, lodCamera(cam), pages.residency(), &ls);
+    EXPECT_EQ(ls.cornerClamps, 0u);
+    if (f <= still) {
+      for (size_t t : plan.missing) seen[t] = 1;
+      continue;
+    }
+    r.prefetchRequests += plan.prefetch;
+    for (size_t t : plan.missing) r.missing += !pages.resident(t);
+    // A needed tile that was resident at plan time is still resident: deliveries (prefetch
+    // ones included) never evict what this frame uses.
+    for (size_t t : inUse) r.evictedInUse += !pages.resident(t);
+    for (size_t t : plan.missing)
+      if (!seen[t]) seen[t] = 1, ++r.arrivals;
+  }
+  return r;
+}
+
 }  // namespace
+
+TEST(RequestPlanner, PrefetchLoadsTheTilesAheadOfAFlightBeforeTheyAreWanted) {
+  const FlightResult without = fly(false, 4000), with = fly(true, 4000);
+  std::printf("150 frames of flight: wanted-but-missing tile-frames %zu without prefetch, %zu "
+              "with (%zu prefetch requests); tiles missing when first wanted %zu / %zu\n",
+              without.missing, with.missing, with.prefetchRequests, with.arrivals, without.arrivals);
+  EXPECT_EQ(without.prefetchRequests, 0u);
+  EXPECT_GT(with.prefetchRequests, 0u);
+  EXPECT_GT(without.missing, 0u);
+  EXPECT_LT(with.missing * 2, without.missing);
+  EXPECT_LT(with.arrivals, without.arrivals);
+  EXPECT_EQ(with.evictedInUse, 0u);
+  // A small atlas (10% more than the view needs): prefetch competes for slots with the
+  // current view's tiles, and must never take one that this frame uses.
+  const FlightResult small = fly(true, with.maxNeeded + with.maxNeeded / 10);
+  std::printf("atlas of %zu slots (the view needs up to %zu): %zu missing tile-frames, %zu "
+              "prefetch requests, %zu evictions\n", with.maxNeeded + with.maxNeeded / 10,
+              with.maxNeeded, small.missing, small.prefetchRequests, small.evictions);
+  EXPECT_GT(small.evictions, 0u);
+  EXPECT_EQ(small.evictedInUse, 0u);
+  EXPECT_LE(small.missing, without.missing);
+}
+
+}  // namespace
+

@@ -156,6 +156,8 @@ class ArchiveReader {
   // First index and count of the level's tiles in tiles().
   void levelRange(int level, size_t& first, size_t& count) const;
   uint64_t fileSize() const { return size_; }
+  // Index entries the file has room for (>= tiles().size(); the writer's maxTiles).
+  uint32_t indexCapacity() const { return capacity_; }
 
   // Payload bytes of a tile after checking bounds and CRC. Pointers stay valid until close().
   bool payload(size_t tile, const uint8_t*& data, size_t& size, std::string& error) const;
@@ -169,6 +171,7 @@ class ArchiveReader {
   std::string path_;
   const uint8_t* map_ = nullptr;
   uint64_t size_ = 0;
+  uint32_t capacity_ = 0;
   Header header_;
   std::vector<TileEntry> entries_;
   std::vector<size_t> levelFirst_;  // levels + 1 entries

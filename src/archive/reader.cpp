@@ -24,6 +24,7 @@ void ArchiveReader::close() {
   if (map_) ::munmap(const_cast<uint8_t*>(map_), size_t(size_));
   map_ = nullptr;
   size_ = 0;
+  capacity_ = 0;
   entries_.clear();
   levelFirst_.clear();
   header_ = Header();
@@ -142,6 +143,7 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
       tile_count > capacity || index_offset + uint64_t(capacity) * eb > payload_offset ||
       payload_offset > file_size || payload_bytes != file_size - payload_offset)
     return fail("corrupt header (section offsets)");
+  capacity_ = capacity;
   const uint64_t index_end = index_offset + uint64_t(tile_count) * eb;
   if (index_end > size_)
     return fail("truncated: the file has " + std::to_string(size_) + " of " +

@@ -298,6 +298,7 @@ bool readImpl(const std::string& path, Dem& dem, std::string& error,
     std::copy(gt, gt + 6, dem.geoTransform);
   }
   if (const char* wkt = GDALGetProjectionRef(ds.get())) dem.projectionWkt = wkt;
+  if (const char* units = GDALGetRasterUnitType(band)) dem.verticalUnits = units;
   int has_nodata = 0;
   const double nodata = GDALGetRasterNoDataValue(band, &has_nodata);
   dem.hasNodata = has_nodata != 0;

@@ -71,6 +71,7 @@ struct Dem {
   bool hasGeoTransform = false;
   double geoTransform[6] = {0.0, 1.0, 0.0, 0.0, 0.0, 1.0};  // GDAL order
   std::string projectionWkt;   // empty when the file has none
+  std::string verticalUnits;   // the band's unit ("m", "ft"); empty when unknown
 
   bool hasNodata = false;
   double nodata = 0.0;             // the band's nodata value in source units, as GDAL reports it

@@ -64,7 +64,7 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
   }
   if (paths.size() == 1 && isHfrPath(paths[0])) {
     if (!options.tSrs.empty()) {
-      error = paths[0] + ": an .hfr dump has no georeferencing; --t_srs cannot reproject it";
+      error = paths[0] + ": --t_srs cannot reproject an .hfr dump (its georeferencing is kept as it is); reproject its source";
       return false;
     }
     if (options.read.band != 1) {
@@ -169,6 +169,7 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
   d.hasNodata = has_nodata != 0;
   d.nodata = d.hasNodata ? nodata : 0.0;
   if (const char* units = GDALGetRasterUnitType(band)) units_ = units;
+  d.verticalUnits = units_;
   int has = 0;
   scale_ = GDALGetRasterScale(band, &has);
   if (!has || !std::isfinite(scale_) || scale_ == 0) scale_ = 1;

@@ -3,8 +3,9 @@
 //
 // A single `.hfr` input (demio/hfr.h, `hfbench dump`) is read directly, row windows with
 // fseek/fread, in both builds; with HF_WITH_GDAL=OFF that is the only input DemSource takes
-// (dem_source_nogdal.cpp). An .hfr carries no georeferencing: info() then has no geotransform
-// and no CRS (the archive gets sample-unit spacing), and bandScale/bandOffset are 1/0.
+// (dem_source_nogdal.cpp). An .hfr carries the geotransform, CRS and vertical units of its
+// source when it was written with them (hfr.h), else info() has none (the archive then gets
+// sample-unit spacing); bandScale/bandOffset are always 1/0.
 //
 // The conversion to samples is exactly readDem()'s (dem_io.h): Int16/UInt16 as they are, Byte
 // widened (grey palettes mapped), Int8 to Int16, wider integers and floats quantised to UInt16
@@ -63,6 +64,7 @@ class DemSource {
   bool openHfr(const std::string& path, std::string& error);  // dem_source_hfr.cpp
   bool readHfrRows(int y0, int rows, uint16_t* out, uint8_t* valid, std::string& error);
   std::FILE* hfr_ = nullptr;  // a single .hfr input (then no GDAL dataset is used)
+  long hfrOffset_ = 0;        // where its samples start (the .hfr header size)
   void* ds_ = nullptr;      // GDALDatasetH actually read (VRT / warped VRT / the file)
   std::vector<void*> owned_;  // datasets to close, in reverse order
   void* band_ = nullptr;

@@ -14,17 +14,17 @@ bool DemSource::openHfr(const std::string& path, std::string& error) {
     error = path + ": " + std::strerror(errno);
     return false;
   }
-  if (!readHfrHeader(hfr_, path, info_, error)) {
+  if (!readHfrHeader(hfr_, path, info_, error, &hfrOffset_)) {
     error = path + ": " + error;
     return false;
   }
   // The samples must all be there (a truncated dump is an error now, not midway).
-  const long long want = kHfrHeaderBytes + 2LL * info_.width * info_.height;
+  const long long want = hfrOffset_ + 2LL * info_.width * info_.height;
   if (std::fseek(hfr_, 0, SEEK_END) != 0 || std::ftell(hfr_) < want) {
     error = path + ": truncated .hfr file";
     return false;
   }
-  units_.clear();
+  units_ = info_.verticalUnits;
   scale_ = 1;
   offset_ = 0;
   measured_ = info_.quant.applied ? info_.quant.maxError : 0;
@@ -37,7 +37,7 @@ bool DemSource::readHfrRows(int y0, int rows, uint16_t* out, uint8_t* valid, std
     return false;
   }
   const size_t n = size_t(rows) * size_t(info_.width);
-  const long long at = kHfrHeaderBytes + 2LL * info_.width * y0;
+  const long long at = hfrOffset_ + 2LL * info_.width * y0;
   if (std::fseek(hfr_, long(at), SEEK_SET) != 0 || std::fread(out, 2, n, hfr_) != n) {
     error = info_.path + ": read failed at rows " + std::to_string(y0) + ".." + std::to_string(y0 + rows - 1);
     return false;

@@ -4,15 +4,19 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 namespace demio {
 namespace {
 
-constexpr size_t kHeader = 64;
+constexpr size_t kHeader = size_t(kHfrHeaderBytes);
+constexpr size_t kExtFixed = 56;  // flags, reserved, geotransform (before the two strings)
+constexpr uint32_t kExtGeoTransform = 1u << 0;
 
 template <class T>
 void put(uint8_t* p, T v) {
@@ -39,9 +43,27 @@ bool isHfrPath(const std::string& path) {
 }
 
 bool writeHfr(const std::string& path, const Dem& dem, std::string& error) {
+  // The georeferencing extension (hfr.h) only when there is something to carry.
+  std::vector<uint8_t> ext;
+  if (dem.hasGeoTransform || !dem.projectionWkt.empty() || !dem.verticalUnits.empty()) {
+    ext.assign(kExtFixed, 0);
+    put<uint32_t>(ext.data(), dem.hasGeoTransform ? kExtGeoTransform : 0u);
+    for (int i = 0; i < 6; ++i) put<double>(ext.data() + 8 + 8 * i, dem.geoTransform[i]);
+    for (const std::string* s : {&dem.projectionWkt, &dem.verticalUnits}) {
+      uint8_t len[4];
+      put<uint32_t>(len, uint32_t(s->size()));
+      ext.insert(ext.end(), len, len + 4);
+      ext.insert(ext.end(), s->begin(), s->end());
+    }
+    while (ext.size() % 8) ext.push_back(0);
+    if (kHeader + ext.size() > size_t(kHfrMaxHeaderBytes)) {
+      error = "cannot write " + path + ": CRS text too long for an .hfr header";
+      return false;
+    }
+  }
   uint8_t h[kHeader] = {};
   std::memcpy(h, "HFR1", 4);
-  put<uint32_t>(h + 4, uint32_t(kHeader));
+  put<uint32_t>(h + 4, uint32_t(kHeader + ext.size()));
   put<int32_t>(h + 8, dem.width);
   put<int32_t>(h + 12, dem.height);
   h[16] = uint8_t(dem.type);
@@ -62,6 +84,7 @@ bool writeHfr(const std::string& path, const Dem& dem, std::string& error) {
   }
   const size_t n = dem.samples.size();
   bool ok = std::fwrite(h, 1, kHeader, f.get()) == kHeader &&
+            std::fwrite(ext.data(), 1, ext.size(), f.get()) == ext.size() &&
             std::fwrite(dem.samples.data(), 2, n, f.get()) == n;
   ok = (std::fclose(f.release()) == 0) && ok;
   if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -72,10 +95,14 @@ bool writeHfr(const std::string& path, const Dem& dem, std::string& error) {
   return true;
 }
 
-bool readHfrHeader(std::FILE* f, const std::string& path, Dem& out, std::string& error) {
-  uint8_t h[kHeader];
-  if (std::fread(h, 1, kHeader, f) != kHeader || std::memcmp(h, "HFR1", 4) != 0 ||
-      get<uint32_t>(h + 4) != kHeader) {
+bool readHfrHeader(std::FILE* f, const std::string& path, Dem& out, std::string& error,
+                   long* sampleOffset) {
+  uint8_t h[kHeader] = {};
+  const uint32_t header_bytes = std::fread(h, 1, kHeader, f) == kHeader ? get<uint32_t>(h + 4) : 0;
+  if (std::memcmp(h, "HFR1", 4) != 0 ||
+      (header_bytes != kHeader &&
+       (header_bytes < kHeader + kExtFixed + 8 || header_bytes > uint32_t(kHfrMaxHeaderBytes) ||
+        header_bytes % 8 != 0))) {
     error = "not an .hfr file (bad header)";
     return false;
   }
@@ -100,6 +127,33 @@ bool readHfrHeader(std::FILE* f, const std::string& path, Dem& out, std::string&
   out.driver = "HFR";
   out.sourceType = out.type == hfpac::SampleType::Int16 ? "Int16" : "UInt16";
   out.bandCount = 1;
+  if (header_bytes > kHeader) {
+    std::vector<uint8_t> ext(header_bytes - kHeader);
+    if (std::fread(ext.data(), 1, ext.size(), f) != ext.size()) {
+      error = "truncated .hfr header";
+      return false;
+    }
+    const uint32_t flags = get<uint32_t>(ext.data());
+    out.hasGeoTransform = (flags & kExtGeoTransform) != 0;
+    for (int i = 0; i < 6; ++i) out.geoTransform[i] = get<double>(ext.data() + 8 + 8 * i);
+    size_t pos = kExtFixed;
+    for (std::string* s : {&out.projectionWkt, &out.verticalUnits}) {
+      if (ext.size() - pos < 4 || ext.size() - pos - 4 < get<uint32_t>(ext.data() + pos)) {
+        error = "corrupt .hfr header (georeferencing)";
+        return false;
+      }
+      const size_t len = get<uint32_t>(ext.data() + pos);
+      s->assign(reinterpret_cast<const char*>(ext.data() + pos + 4), len);
+      pos += 4 + len;
+    }
+    if (out.hasGeoTransform)
+      for (double g : out.geoTransform)
+        if (!std::isfinite(g)) {
+          error = "corrupt .hfr header (geotransform)";
+          return false;
+        }
+  }
+  if (sampleOffset) *sampleOffset = long(header_bytes);
   return true;
 }
 

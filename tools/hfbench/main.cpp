@@ -24,6 +24,9 @@
 #include "demio/hfr.h"
 #include "host.h"
 #include "report.h"
+#if HF_BENCH_FLYTHROUGH
+#include "flythrough_bench.h"
+#endif
 
 namespace {
 
@@ -32,7 +35,9 @@ constexpr const char* kUsage =
     "[--bits auto|0..16] [--threads N] [--repeat N] [--zstd-level N] [--quant-step S] "
     "[--band N] [--no-nodata] [--no-auto-mask] [--device cpu|cuda] [-q]\n"
     "       hfbench dump INPUT... -o DIR [--window W|WxH] [--band N] [--quant-step S]  "
-    "(GDAL-free .hfr copies; --window W[xH] keeps the central W x W (W x H) samples of larger rasters)";
+    "(GDAL-free .hfr copies; --window W[xH] keeps the central W x W (W x H) samples of larger rasters)\n"
+    "       hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] ...  (frame times of "
+    "every streaming strategy; hfbench flythrough --help)";
 
 int usageError(const std::string& message) {
   std::fprintf(stderr, "Error: %s; %s\n", message.c_str(), kUsage);
@@ -284,8 +289,13 @@ int main(int argc, char** argv) {
   if (command == "dump") return runDump(argc, argv);
   if (command == "--help" || command == "-h" || command == "help") return usageError("help requested");
   if (command == "flythrough") {
-    std::fprintf(stderr, "Error: hfbench flythrough is not implemented yet\n");
+#if HF_BENCH_FLYTHROUGH
+    return hfbench::runFlythroughCommand(argc, argv);
+#else
+    std::fprintf(stderr, "Error: this hfbench was built without the OpenGL renderer (HF_GL=OFF); "
+                         "hfbench flythrough needs it\n");
     return 1;
+#endif
   }
   return usageError("unknown command '" + command + "'");
 }

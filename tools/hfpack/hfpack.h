@@ -1,6 +1,6 @@
 // hfpack.h - the packer as a library: pack GDAL rasters into a .hfa archive, describe an
-// archive, verify one (optionally against its source). The command line (main.cpp) is a thin
-// wrapper; tests call these functions directly.
+// archive, verify one (optionally against its source), transcode one to another codec. The
+// command line (main.cpp) is a thin wrapper; tests call these functions directly.
 //
 // Contract: every function returns false with a one-line `error` (no "Error:" prefix) on
 // failure and never leaves an output file behind (see hfa::ArchiveWriter). Text reports go to
@@ -87,5 +87,46 @@ bool verify(const VerifyOptions& options, VerifyResult& result, std::string& err
 inline bool ok(const VerifyResult& r) {
   return r.badTiles == 0 && r.mismatches == 0 && r.missingTiles == 0 && r.extraTiles == 0;
 }
+
+// `hfpack transcode`: the same archive with every tile re-encoded in another codec (or the same
+// codec with other options). Everything else is kept: levels, tile set, georeferencing, flags,
+// nodata, vertical scale/offset, quantisation bound, filled counts, CRS and units, and per tile
+// its flags, min/max, filled count and LOD errors; payloads keep the input's order in the file
+// and the index the input's capacity, so transcoding back with the input's options gives the
+// input byte for byte. Decoding is exact for every codec (the only loss an archive records,
+// kFlagQuantised / quantError, is the source's quantisation to samples, which the unchanged
+// samples keep), so any archive transcodes to any codec. An archive with header flags this
+// build does not know is refused, as it may mean something transcoding cannot keep.
+struct TranscodeOptions {
+  std::string input, output;   // different files
+  hfa::Codec codec = hfa::Codec::Hfpac;
+  int segment = 9;             // as PackOptions (ignored for raw)
+  int bits = -1;
+  int threads = 0;             // 0 = all cores
+  std::string device = "cpu";  // cpu | cuda (falls back to cpu with a note, like pack)
+  int gpuBatch = 2048;         // tiles per batch (fewer for large tiles: at most ~128 MiB of samples)
+  bool verify = false;         // afterwards, decode both archives and compare every tile and the index
+  Progress progress;           // may be empty
+  FILE* out = stdout;          // summary (nullptr = silent)
+};
+
+struct TranscodeResult {
+  uint64_t tiles = 0, rawBytes = 0, inputPayloadBytes = 0, payloadBytes = 0, fileBytes = 0;
+  uint64_t layerBytes[3] = {0, 0, 0};
+  hfa::Codec inputCodec = hfa::Codec::Hfpac;
+  double seconds = 0;
+  long peakRssKiB = 0;
+  std::string device = "cpu";
+  std::string deviceNote;
+  uint64_t gpuBatches = 0;
+  bool verified = false;       // --verify ran and every tile and index entry matched
+};
+
+bool transcode(const TranscodeOptions& options, TranscodeResult& result, std::string& error);
+
+// Compares two archives as transcode promises: the same header except codec and codecOptions,
+// the same index except codec, offsets, sizes and checksums, and every tile decoding to the
+// same samples. False with a one-line error naming the first difference.
+bool sameContent(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b, int threads, std::string& error);
 
 }  // namespace hfpack

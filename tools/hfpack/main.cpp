@@ -6,6 +6,8 @@
 //          [--config KEY VALUE] [-q]
 //   hfpack info ARCHIVE
 //   hfpack verify ARCHIVE [--source INPUT...] [--threads N] [--config KEY VALUE] [-q]
+//   hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9] [--bits auto|N]
+//          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]
 //
 // Errors: one line starting "Error:", exit status 1, no output file left behind.
 // --device cuda that cannot be honoured (no GPU codec in this build, no device, codec
@@ -23,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -40,7 +43,14 @@ const char* kUsage =
     "              [--band B] [--t_srs SRS]\n"
     "              [--config KEY VALUE] [-q]\n"
     "       hfpack info ARCHIVE\n"
-    "       hfpack verify ARCHIVE [--source INPUT...] [--threads N] [-q]\n";
+    "       hfpack verify ARCHIVE [--source INPUT...] [--threads N] [-q]\n"
+    "       hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9]\n"
+    "              [--bits auto|N] [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]\n"
+    "\n"
+    "  transcode re-encodes every tile of IN.hfa with another codec and keeps everything else\n"
+    "  (levels, tiles, georeferencing, nodata, vertical scale, per-tile min/max and LOD errors).\n"
+    "  Decoding is exact for every codec, so any archive transcodes losslessly; --verify then\n"
+    "  decodes both archives and compares every tile.\n";
 
 int fail(const std::string& msg) {
   fprintf(stderr, "Error: %s\n", msg.c_str());
@@ -109,8 +119,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> positional;
   hfpack::PackOptions po;
   hfpack::VerifyOptions vo;
-  bool in_sources = false;
-  const int start = (cmd == "info" || cmd == "verify") ? 2 : 1;
+  hfpack::TranscodeOptions to;
+  bool in_sources = false, codec_given = false;
+  std::string pack_only;  // the first option that only pack takes (refused by transcode)
+  const int start = (cmd == "info" || cmd == "verify" || cmd == "transcode") ? 2 : 1;
   for (int i = start; i < argc; ++i) {
     const std::string a = argv[i];
     auto need = [&](int count) {
@@ -126,8 +138,15 @@ int main(int argc, char** argv) {
         std::exit(1);
       }
     };
+    static const char* const kPackOnly[] = {"--patch", "--levels", "--vertical-scale", "--nodata", "--band", "--t_srs"};
+    if (pack_only.empty() && std::find(std::begin(kPackOnly), std::end(kPackOnly), a) != std::end(kPackOnly))
+      pack_only = a;
     if (a == "-q" || a == "--quiet") quiet = true;
     else if (a == "-o") { need(1); po.output = argv[++i]; in_sources = false; }
+    else if (a == "--verify") {
+      if (cmd != "transcode") return fail("--verify is an option of hfpack transcode (see also hfpack verify)");
+      to.verify = true;
+    }
     else if (a == "--patch") intArg(po.patch);
     else if (a == "--segment") {
       need(1);
@@ -143,6 +162,7 @@ int main(int argc, char** argv) {
     } else if (a == "--codec") {
       need(1);
       if (!hfa::parseCodec(argv[++i], po.codec)) return fail(std::string("--codec ") + argv[i] + ": must be hfpac, hfpac+rbuc or raw");
+      codec_given = true;
     } else if (a == "--levels") {
       intArg(po.levels);
       if (po.levels < 1) return fail("--levels must be at least 1");
@@ -197,6 +217,25 @@ int main(int argc, char** argv) {
     hfpack::VerifyResult vr;
     if (!hfpack::verify(vo, vr, error)) return fail(vo.archive + ": " + error);
     if (!hfpack::ok(vr)) return fail(vo.archive + ": verification failed");
+    return 0;
+  }
+  if (cmd == "transcode") {
+    if (!pack_only.empty()) return fail(pack_only + " is not an option of hfpack transcode (it keeps the archive's tiling and heights)");
+    if (!po.output.empty()) positional.push_back(po.output);  // -o OUT works too
+    if (positional.size() != 2) return fail("hfpack transcode takes IN.hfa OUT.hfa (and --codec)");
+    if (!codec_given) return fail("hfpack transcode needs --codec hfpac, hfpac+rbuc or raw");
+    to.input = positional[0];
+    to.output = positional[1];
+    to.codec = po.codec;
+    to.segment = po.segment;
+    to.bits = po.bits;
+    to.threads = po.threads;
+    to.device = po.device;
+    to.gpuBatch = po.gpuBatch;
+    to.progress = makeProgress(quiet);
+    to.out = stdout;
+    hfpack::TranscodeResult tr;
+    if (!hfpack::transcode(to, tr, error)) return fail(error);
     return 0;
   }
   po.inputs = positional;

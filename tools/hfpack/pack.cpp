@@ -1,7 +1,7 @@
 // pack.cpp - hfpack::pack(): source -> pyramid -> per-tile statistics and encoding -> archive.
 //
-// Encoding runs on the CPU (hfpac::encode on `threads` threads, one row of tiles at a time) or,
-// with --device cuda in a build with the GPU codec (HFPACK_CUDA), on the GPU: tiles are collected
+// Encoding (TileEncoder, encode.h) runs on the CPU threads, one row of tiles at a time, or, with
+// --device cuda in a build with the GPU codec (HFPACK_CUDA), on the GPU: tiles are collected
 // over rows and levels into batches of PackOptions::gpuBatch and encoded with one
 // hfgpu::BatchEncoder::encodeHost call each, while the CPU threads compute the index statistics
 // of the same batch. The GPU streams are byte-identical to hfpac::encode's and tiles are added
@@ -12,46 +12,80 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <exception>
-#include <memory>
-#include <thread>
+#include <cstdlib>
 
+#include "encode.h"
 #include "hfpack.h"
 #include "pyramid.h"
-#ifdef HFPACK_CUDA
-#include "gpu/encoder.h"
-#endif
 
 namespace hfpack {
 
 namespace {
 
-// Runs f(i) for i in [0, n) on up to `threads` threads.
-template <class F>
-void parallelFor(size_t n, int threads, F f) {
-  const size_t t = std::min<size_t>(n, size_t(std::max(1, threads)));
-  if (t <= 1) {
-    for (size_t i = 0; i < n; ++i) f(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (size_t k = 0; k < t; ++k)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
-    });
-  for (auto& th : pool) th.join();
-}
-
 // Metres per degree of latitude and longitude at latitude phi (WGS 84 series).
-[[maybe_unused]] void metresPerDegree(double phi_deg, double& m_lat, double& m_lon) {
+void metresPerDegree(double phi_deg, double& m_lat, double& m_lon) {
   const double phi = phi_deg * M_PI / 180.0;
   m_lat = 111132.92 - 559.82 * std::cos(2 * phi) + 1.175 * std::cos(4 * phi) - 0.0023 * std::cos(6 * phi);
   m_lon = 111412.84 * std::cos(phi) - 93.5 * std::cos(3 * phi) + 0.118 * std::cos(5 * phi);
 }
+
+// What setGeoreferencing needs to know of a CRS: geographic (in degrees), or projected with
+// `unit` metres per CRS unit; neither = unknown.
+struct CrsKind {
+  bool geographic = false, projected = false;
+  double unit = 0;
+};
+
+#ifdef HFPACK_GDAL
+CrsKind crsKind(const std::string& wkt) {
+  CrsKind k;
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(wkt.c_str());
+  if (!srs) return k;
+  k.geographic = OSRIsGeographic(srs) != 0;
+  k.projected = OSRIsProjected(srs) != 0;
+  if (k.projected) k.unit = OSRGetLinearUnits(srs, nullptr);
+  OSRDestroySpatialReference(srs);
+  return k;
+}
+#else
+// Without GDAL (an .hfr source that carries a CRS: hfbench dump, hfterrain) the WKT text itself
+// is read: WKT1 as GDAL exports it, GEOGCS[...] in degrees, or PROJCS[...] whose unit is its own
+// UNIT["name",factor] child (the GEOGCS nested in it has another). Anything else (WKT2, compound
+// CRSs, a geographic CRS not in degrees) is unknown: spacing in CRS units, not marked as metres.
+CrsKind crsKind(const std::string& wkt) {
+  CrsKind k;
+  const size_t begin = wkt.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return k;
+  const bool geog = wkt.compare(begin, 7, "GEOGCS[") == 0;
+  const bool proj = wkt.compare(begin, 7, "PROJCS[") == 0;
+  if (!geog && !proj) return k;
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = begin; i < wkt.size(); ++i) {
+    const char c = wkt[i];
+    if (c == '"') quoted = !quoted;
+    if (quoted) continue;
+    if (c == '[' || c == '(') ++depth;
+    if (c == ']' || c == ')') --depth;
+    if (depth != 1 || wkt.compare(i, 6, ",UNIT[") != 0) continue;
+    // ,UNIT["name",factor ...
+    const size_t comma = wkt.find(',', wkt.find('"', wkt.find('"', i + 6) + 1));
+    if (comma == std::string::npos) return k;
+    char* end = nullptr;
+    const double factor = std::strtod(wkt.c_str() + comma + 1, &end);
+    if (end == wkt.c_str() + comma + 1 || !(factor > 0) || !std::isfinite(factor)) return k;
+    if (geog) k.geographic = std::fabs(factor - M_PI / 180.0) < 1e-12;  // degrees only
+    else {
+      k.projected = true;
+      k.unit = factor;
+    }
+    return k;
+  }
+  return k;
+}
+#endif
 
 void setGeoreferencing(const demio::Dem& d, hfa::Header& h) {
   h.crsWkt = d.projectionWkt;
@@ -63,14 +97,9 @@ void setGeoreferencing(const demio::Dem& d, hfa::Header& h) {
   const double gy = d.hasGeoTransform ? std::hypot(d.geoTransform[2], d.geoTransform[5]) : 1.0;
   h.spacingX = gx;
   h.spacingY = gy;
-#ifndef HFPACK_GDAL
-  // No GDAL (HF_WITH_GDAL=OFF): the only source is an .hfr dump, which has no CRS.
-  return;
-#else
   if (d.projectionWkt.empty() || !d.hasGeoTransform) return;
-  OGRSpatialReferenceH srs = OSRNewSpatialReference(d.projectionWkt.c_str());
-  if (!srs) return;
-  if (OSRIsGeographic(srs)) {
+  const CrsKind crs = crsKind(d.projectionWkt);
+  if (crs.geographic) {
     h.flags |= hfa::kFlagGeographic | hfa::kFlagSpacingKnown;
     const double* g = d.geoTransform;
     const double lat = g[3] + g[4] * d.width / 2.0 + g[5] * d.height / 2.0;
@@ -78,17 +107,14 @@ void setGeoreferencing(const demio::Dem& d, hfa::Header& h) {
     metresPerDegree(lat, m_lat, m_lon);
     h.spacingX = gx * m_lon;
     h.spacingY = gy * m_lat;
-  } else if (OSRIsProjected(srs)) {
-    const double unit = OSRGetLinearUnits(srs, nullptr);
-    if (unit > 0) {
-      h.flags |= hfa::kFlagSpacingKnown;
-      h.spacingX = gx * unit;
-      h.spacingY = gy * unit;
-    }
+  } else if (crs.projected && crs.unit > 0) {
+    h.flags |= hfa::kFlagSpacingKnown;
+    h.spacingX = gx * crs.unit;
+    h.spacingY = gy * crs.unit;
   }
-  OSRDestroySpatialReference(srs);
-#endif
 }
+
+}  // namespace
 
 long peakRssKiB() {
   struct rusage ru;
@@ -103,8 +129,6 @@ std::string human(double bytes) {
   return buf;
 }
 
-}  // namespace
-
 bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   const auto t0 = std::chrono::steady_clock::now();
   result = PackResult();
@@ -115,22 +139,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     error = "--patch " + std::to_string(o.patch) + ": must be 2^n + 1 with n in 1..12 (3, 5, 9, ..., 129, ..., 4097)";
     return false;
   }
-  if (o.segment != 0 && o.segment != 5 && o.segment != 9 && o.segment != 17 && o.segment != 33) {
-    error = "--segment " + std::to_string(o.segment) + ": must be 5, 9, 17, 33 or 0 (try all)";
-    return false;
-  }
-  if (o.bits < -1 || o.bits > 16) {
-    error = "--bits " + std::to_string(o.bits) + ": must be auto or 0..16";
-    return false;
-  }
-  if (o.device != "cpu" && o.device != "cuda") {
-    error = "--device " + o.device + ": must be cpu or cuda";
-    return false;
-  }
-  if (o.gpuBatch < 1) {
-    error = "--gpu-batch must be at least 1";
-    return false;
-  }
+  if (!checkEncodeOptions(o.segment, o.bits, o.device, o.gpuBatch, error)) return false;
   if (!(o.verticalScale >= 0) || !std::isfinite(o.verticalScale)) {
     error = "--vertical-scale must be a positive number";
     return false;
@@ -139,34 +148,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     error = "no output file (-o OUT.hfa)";
     return false;
   }
-  const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-
-  // ---- device: --device cuda falls back to the CPU, with a note, when it cannot be used ----
-  result.device = "cpu";
-#ifdef HFPACK_CUDA
-  std::unique_ptr<hfgpu::BatchEncoder> gpu;
-#endif
-  if (o.device == "cuda") {
-    if (o.codec == hfa::Codec::Raw) {
-      result.deviceNote = "--device cuda: codec raw encodes nothing; packing on the CPU";
-    } else if (o.codec == hfa::Codec::HfpacRbuc) {
-      result.deviceNote = "--device cuda: the GPU encoder has no 2DRBUC (codec hfpac+rbuc); encoding on the CPU instead";
-    } else {
-#ifdef HFPACK_CUDA
-      try {
-        gpu = std::make_unique<hfgpu::BatchEncoder>();
-        result.device = "cuda";
-      } catch (const std::exception& e) {
-        std::string why = e.what();
-        std::replace(why.begin(), why.end(), '\n', ' ');
-        result.deviceNote = "--device cuda: no usable CUDA device (" + why + "); encoding on the CPU instead";
-      }
-#else
-      result.deviceNote = "--device cuda: this hfpack is built without the GPU codec (HF_CUDA=OFF); encoding on the CPU instead";
-#endif
-    }
-    if (!result.deviceNote.empty() && o.out) fprintf(o.out, "Note: %s\n", result.deviceNote.c_str());
-  }
+  const int threads = threadCount(o.threads);
 
   // ---- source ----
   demio::DemSource source;
@@ -215,22 +197,14 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     h.nodata = d.nodataSample;
     h.flags |= o.fillNodata ? hfa::kFlagNodataFilled : hfa::kFlagNodataKept;
   }
-  {
-    char buf[128];
-    if (o.codec == hfa::Codec::HfpacRbuc)  // 2DRBUC ignores --bits
-      snprintf(buf, sizeof buf, "segment=%d rbuc", o.segment);
-    else
-      snprintf(buf, sizeof buf, "segment=%d bits=%s", o.segment,
-               o.bits < 0 ? "auto" : std::to_string(o.bits).c_str());
-    h.codecOptions = o.codec == hfa::Codec::Raw ? "" : buf;
-  }
+  h.codecOptions = codecOptionsText(o.codec, o.segment, o.bits);
 
-  hfpac::EncodeOptions eo;
-  eo.segment = o.segment;
-  eo.bits = o.bits;
-  eo.hasNodata = keep_nodata;
-  eo.nodata = d.nodataSample;
-  eo.rbuc = o.codec == hfa::Codec::HfpacRbuc;
+  // ---- device: --device cuda falls back to the CPU, with a note, when it cannot be used ----
+  TileEncoder encoder(o.codec, encodeOptions(o.codec, o.segment, o.bits, keep_nodata, d.nodataSample), d.type,
+                      h.tileSize(), threads, o.device, [&](const std::string& note) {
+                        result.deviceNote = note;
+                        if (o.out) fprintf(o.out, "Note: %s\n", note.c_str());
+                      });
 
   // ---- pyramid -> tiles -> archive ----
   hfa::ArchiveWriter writer;
@@ -243,72 +217,15 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     const auto b0 = std::chrono::steady_clock::now();
     const size_t n = tiles.size();
     std::vector<hfa::TileStats> stats(n);
-    std::vector<std::vector<uint8_t>> payloads(n);
-    std::vector<hfpac::EncodeStats> enc_stats(n);
-    std::vector<hfpac::Status> statuses(n, hfpac::Status::Ok);
-    bool on_gpu = false;
-#ifdef HFPACK_CUDA
-    // GPU: one encodeHost call for the whole batch on a helper thread while the CPU threads
-    // compute the statistics. A CUDA failure falls back to the CPU for the rest of the pack.
-    std::thread gpu_thread;
-    std::string gpu_error;
-    hfpac::Status gpu_status = hfpac::Status::Ok;
-    std::vector<hfpac::PatchIn> ins;
-    if (gpu) {
-      on_gpu = true;
-      ins.resize(n);
-      for (size_t i = 0; i < n; ++i) {
-        ins[i].samples = tiles[i].samples.data();
-        ins[i].stride = size_t(p);
-        ins[i].width = ins[i].height = p;
-        ins[i].type = d.type;
-      }
-      gpu_thread = std::thread([&] {
-        try {
-          gpu_status = gpu->encodeHost(ins.data(), n, eo, nullptr, payloads);
-        } catch (const std::exception& e) {
-          gpu_error = e.what();
-          std::replace(gpu_error.begin(), gpu_error.end(), '\n', ' ');
-        }
-      });
-    }
-#endif
-    parallelFor(n, threads, [&](size_t i) {
-      const Tile& t = tiles[i];
-      hfa::computeTileStats(t.samples.data(), tile_log, d.type, keep_nodata, d.nodataSample, stats[i]);
-      if (on_gpu) return;
-      if (o.codec == hfa::Codec::Raw) {
-        payloads[i].resize(tile_samples * 2);
-        for (size_t k = 0; k < tile_samples; ++k) {
-          payloads[i][2 * k] = uint8_t(t.samples[k]);
-          payloads[i][2 * k + 1] = uint8_t(t.samples[k] >> 8);
-        }
-      } else {
-        statuses[i] = hfpac::encode(t.samples.data(), size_t(p), p, p, d.type, eo, payloads[i], &enc_stats[i]);
-      }
-    });
-#ifdef HFPACK_CUDA
-    if (on_gpu) {
-      gpu_thread.join();
-      if (!gpu_error.empty() || gpu_status != hfpac::Status::Ok || payloads.size() != n) {
-        const std::string why = gpu_error.empty() ? hfpac::statusMessage(gpu_status) : gpu_error;
-        result.deviceNote = "--device cuda: the GPU encoder failed (" + why + "); encoding on the CPU instead";
-        if (o.out) fprintf(o.out, "Note: %s\n", result.deviceNote.c_str());
-        gpu.reset();
-        result.device = "cpu";
-        on_gpu = false;
-        payloads.assign(n, std::vector<uint8_t>());
-        parallelFor(n, threads, [&](size_t i) {
-          statuses[i] = hfpac::encode(tiles[i].samples.data(), size_t(p), p, p, d.type, eo, payloads[i], &enc_stats[i]);
-        });
-      } else {
-        result.gpuBatches += 1;
-        for (size_t i = 0; i < n; ++i)  // layer sizes for the summary (O(1) per stream)
-          if (hfpac::readInfo(payloads[i].data(), payloads[i].size(), enc_stats[i].info) != hfpac::Status::Ok)
-            statuses[i] = hfpac::Status::InvalidArgument;
-      }
-    }
-#endif
+    std::vector<const uint16_t*> samples(n);
+    for (size_t i = 0; i < n; ++i) samples[i] = tiles[i].samples.data();
+    TileEncoder::Batch batch;
+    encoder.encode(samples, [&](size_t i) {
+      hfa::computeTileStats(tiles[i].samples.data(), tile_log, d.type, keep_nodata, d.nodataSample, stats[i]);
+    }, batch);
+    const std::vector<std::vector<uint8_t>>& payloads = batch.payloads;
+    const std::vector<hfpac::EncodeStats>& enc_stats = batch.stats;
+    const std::vector<hfpac::Status>& statuses = batch.statuses;
     for (size_t i = 0; i < n; ++i) {
       const Tile& t = tiles[i];
       if (statuses[i] != hfpac::Status::Ok) {
@@ -344,8 +261,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   // (the order of the tiles, hence of the payloads, is the same).
   std::vector<Tile> pending;
   Pyramid pyramid(h.width, h.height, tile_log, h.levels, [&](std::vector<Tile>& tiles) {
-#ifdef HFPACK_CUDA
-    if (gpu) {
+    if (encoder.onGpu()) {
       for (Tile& t : tiles) {
         std::vector<uint8_t>().swap(t.state);  // not needed after the pyramid
         pending.push_back(std::move(t));
@@ -355,7 +271,6 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
       pending.clear();
       return ok;
     }
-#endif
     return encodeBatch(tiles);
   });
   if (!writer.open(o.output, h, size_t(pyramid.maxTiles()), error)) return false;
@@ -381,6 +296,8 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   writer.header().sourceValidSamples = ss.valid;
   if (quantised) writer.header().quantError = source.bandScale() * std::max(d.quant.maxError, source.measuredQuantError());
   if (!writer.finish(error)) return false;
+  result.device = encoder.device();
+  result.gpuBatches = encoder.gpuBatches();
 
   // ---- summary ----
   result.width = d.width;

@@ -1,15 +1,21 @@
-// hfterrain - writes the project's built-in sample terrain as a GeoTIFF.
+// hfterrain - writes the project's built-in sample terrain as a GeoTIFF or an .hfr dump.
 //
-//   hfterrain OUT.tif [--size N] [--seed S] [--max-height M] [--sea-fraction F] [-q]
+//   hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F] [-q]
 //
 // The raster is UInt16 metres, UTM zone 5N (EPSG:32605), 30 m pixels, no nodata value
-// (sea is exactly 0 m, like SRTM coast tiles). The file is written next to OUT.tif and renamed
-// into place, so a failed or interrupted run never leaves a half-written OUT.tif.
+// (sea is exactly 0 m, like SRTM coast tiles). OUT ending in ".hfr" is written as the project's
+// GDAL-free raster (tools/demio/hfr.h) with the same georeferencing and unit; anything else is a
+// GeoTIFF, which needs GDAL. Built without GDAL (HF_WITH_GDAL=OFF, the GPU machine's build) only
+// .hfr is written. Either file is written next to OUT and renamed into place, so a failed or
+// interrupted run never leaves a half-written OUT.
+#ifdef HFTERRAIN_GDAL
 #include <cpl_conv.h>
 #include <cpl_string.h>
 #include <gdal.h>
 #include <ogr_srs_api.h>
+#endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "demio/hfr.h"
 #include "terrain.h"
 
 namespace {
@@ -28,14 +35,19 @@ struct Args {
 };
 
 constexpr const char* kUsage =
-    "Usage: hfterrain OUT.tif [--size N] [--seed S] [--max-height M] [--sea-fraction F] [-q]\n"
+    "Usage: hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F] [-q]\n"
     "  Synthesises the sample terrain (spectral fBm, river erosion, a flat sea) and writes it\n"
-    "  as a UInt16 GeoTIFF in metres, UTM zone 5N, 30 m pixels, no nodata value.\n"
+    "  as UInt16 metres, UTM zone 5N, 30 m pixels, no nodata value: a GeoTIFF, or an .hfr dump\n"
+    "  (the GDAL-free raster hfpack reads everywhere) when OUT ends in .hfr.\n"
     "  --size N          width = height in samples (default 2049 = 16*128+1)\n"
     "  --seed S          random seed (default 1); the same seed gives the same heights\n"
     "  --max-height M    highest land point in metres (default 4000)\n"
     "  --sea-fraction F  share of the area that is sea at 0 m (default 0.2)\n"
-    "  -q                quiet: no progress bar\n";
+    "  -q                quiet: no progress bar\n"
+#ifndef HFTERRAIN_GDAL
+    "  (built without GDAL: writes .hfr only)\n"
+#endif
+    ;
 
 int error(const std::string& message) {
   std::fprintf(stderr, "Error: %s\n", message.c_str());
@@ -95,6 +107,39 @@ int parseArgs(int argc, char** argv, Args& a) {
   return -1;
 }
 
+// UTM zone 5N (Hawaii); the tile's north-west corner at E 200000, N 2200000, 30 m pixels.
+constexpr double kCellMetres = 30.0;
+constexpr double kGeoTransform[6] = {200000.0, kCellMetres, 0.0, 2200000.0, 0.0, -kCellMetres};
+// EPSG:32605 as GDAL 3.6 exports it (OSRExportToWkt, WKT1): what the .hfr carries, in builds
+// with and without GDAL alike (so both write the same file).
+constexpr const char* kUtm5nWkt =
+    "PROJCS[\"WGS 84 / UTM zone 5N\",GEOGCS[\"WGS 84\",DATUM[\"WGS_1984\",SPHEROID[\"WGS 84\","
+    "6378137,298.257223563,AUTHORITY[\"EPSG\",\"7030\"]],AUTHORITY[\"EPSG\",\"6326\"]],"
+    "PRIMEM[\"Greenwich\",0,AUTHORITY[\"EPSG\",\"8901\"]],UNIT[\"degree\",0.0174532925199433,"
+    "AUTHORITY[\"EPSG\",\"9122\"]],AUTHORITY[\"EPSG\",\"4326\"]],PROJECTION[\"Transverse_Mercator\"],"
+    "PARAMETER[\"latitude_of_origin\",0],PARAMETER[\"central_meridian\",-153],"
+    "PARAMETER[\"scale_factor\",0.9996],PARAMETER[\"false_easting\",500000],"
+    "PARAMETER[\"false_northing\",0],UNIT[\"metre\",1,AUTHORITY[\"EPSG\",\"9001\"]],"
+    "AXIS[\"Easting\",EAST],AXIS[\"Northing\",NORTH],AUTHORITY[\"EPSG\",\"32605\"]]";
+
+// The heights (moved out of `heights`) as an .hfr with the georeferencing above; writeHfr
+// writes "<path>.tmp" and renames it.
+bool writeHfrTerrain(const std::string& path, std::vector<uint16_t>& heights, int n,
+                     std::string& why) {
+  demio::Dem dem;
+  dem.width = dem.height = n;
+  dem.type = hfpac::SampleType::UInt16;
+  dem.samples = std::move(heights);
+  dem.hasGeoTransform = true;
+  std::copy(kGeoTransform, kGeoTransform + 6, dem.geoTransform);
+  dem.projectionWkt = kUtm5nWkt;
+  dem.verticalUnits = "m";
+  return demio::writeHfr(path, dem, why);
+}
+
+#ifdef HFTERRAIN_GDAL
+constexpr int kEpsg = 32605;  // the GeoTIFF's CRS, from GDAL's EPSG database
+
 bool writeGeoTiff(const std::string& path, const std::vector<uint16_t>& heights, int n,
                   uint64_t seed, std::string& why) {
   GDALDriverH driver = GDALGetDriverByName("GTiff");
@@ -112,13 +157,12 @@ bool writeGeoTiff(const std::string& path, const std::vector<uint16_t>& heights,
     why = std::string("cannot create ") + path + ": " + CPLGetLastErrorMsg();
     return false;
   }
-  // UTM zone 5N (Hawaii); the tile's north-west corner at E 200000, N 2200000.
-  const double cell = 30.0;
-  double gt[6] = {200000.0, cell, 0.0, 2200000.0, 0.0, -cell};
+  double gt[6];
+  std::copy(kGeoTransform, kGeoTransform + 6, gt);
   bool ok = GDALSetGeoTransform(ds, gt) == CE_None;
   OGRSpatialReferenceH srs = OSRNewSpatialReference(nullptr);
   char* wkt = nullptr;
-  ok = ok && OSRImportFromEPSG(srs, 32605) == OGRERR_NONE &&
+  ok = ok && OSRImportFromEPSG(srs, kEpsg) == OGRERR_NONE &&
        OSRExportToWkt(srs, &wkt) == OGRERR_NONE;
   ok = ok && GDALSetProjection(ds, wkt) == CE_None;
   CPLFree(wkt);
@@ -139,27 +183,13 @@ bool writeGeoTiff(const std::string& path, const std::vector<uint16_t>& heights,
   return ok;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Args args;
-  const int parsed = parseArgs(argc, argv, args);
-  if (parsed >= 0) return parsed;
-
-  hfterrain::ProgressFn progress;
-  if (!args.quiet) {
-    progress = [](double f, const char*) {
-      return GDALTermProgress(f * 0.9, nullptr, nullptr) != 0;
-    };
-  }
-  std::vector<uint16_t> heights;
-  std::string why;
-  if (!hfterrain::synthesizeTerrain(args.terrain, heights, &why, progress)) return error(why);
-
+// GeoTIFF: written as OUT.tmp.tif and renamed.
+int writeTiffOutput(const Args& args, const std::vector<uint16_t>& heights) {
   GDALAllRegister();
   CPLPushErrorHandler(CPLQuietErrorHandler);  // GDAL's messages go into our one Error: line
   CPLErrorReset();
   const std::string tmp = args.out + ".tmp.tif";
+  std::string why;
   const bool ok = writeGeoTiff(tmp, heights, args.terrain.size, args.terrain.seed, why);
   int status = 0;
   if (!ok) {
@@ -168,10 +198,61 @@ int main(int argc, char** argv) {
   } else if (std::rename(tmp.c_str(), args.out.c_str()) != 0) {
     VSIUnlink(tmp.c_str());
     status = error("cannot rename " + tmp + " to " + args.out + ": " + std::strerror(errno));
-  } else if (!args.quiet) {
-    GDALTermProgress(1.0, nullptr, nullptr);
   }
   CPLPopErrorHandler();
   GDALDestroyDriverManager();
+  return status;
+}
+#endif
+
+// Progress on the terminal: GDAL's "0...10...20..." bar on stdout where GDAL is linked, else a
+// line on stderr that is rewritten in place ("hfterrain: erosion   52 %").
+void showProgress(double f, const char* stage) {
+#ifdef HFTERRAIN_GDAL
+  (void)stage;
+  GDALTermProgress(f, nullptr, nullptr);
+#else
+  static int last = -1;
+  const int percent = int(std::clamp(f, 0.0, 1.0) * 100.0 + 1e-9);
+  if (percent == last) return;
+  last = percent;
+  std::fprintf(stderr, "\rhfterrain: %-9s %3d %%%s", stage, percent, percent == 100 ? "\n" : "");
+  std::fflush(stderr);
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  const int parsed = parseArgs(argc, argv, args);
+  if (parsed >= 0) return parsed;
+  const bool hfr = demio::isHfrPath(args.out);
+#ifndef HFTERRAIN_GDAL
+  if (!hfr) {
+    return error(args.out + ": this hfterrain was built without GDAL; write .hfr");
+  }
+#endif
+
+  hfterrain::ProgressFn progress;
+  if (!args.quiet) {
+    progress = [](double f, const char* stage) {
+      showProgress(f * 0.9, stage);
+      return true;
+    };
+  }
+  std::vector<uint16_t> heights;
+  std::string why;
+  if (!hfterrain::synthesizeTerrain(args.terrain, heights, &why, progress)) return error(why);
+
+  int status = 0;
+  if (hfr) {
+    if (!writeHfrTerrain(args.out, heights, args.terrain.size, why)) status = error(why);
+  } else {
+#ifdef HFTERRAIN_GDAL
+    status = writeTiffOutput(args, heights);
+#endif
+  }
+  if (status == 0 && !args.quiet) showProgress(1.0, "written");
   return status;
 }

@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 #include <queue>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,12 +31,15 @@ class Rng {
   }
   // Uniform in (0, 1): never 0, so log() below is finite.
   double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
-  // Standard normal pair by Box-Muller.
+  // Standard normal pair by Box-Muller (two draws).
   std::pair<double, double> gaussianPair() {
     const double r = std::sqrt(-2.0 * std::log(uniform()));
     const double a = 2.0 * kPi * uniform();
     return {r * std::cos(a), r * std::sin(a)};
   }
+  // The generator as it will be after `draws` more calls of next(): the state only ever grows
+  // by the same constant, so threads can each start at their own part of one sequence.
+  void skip(uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
 
  private:
   uint64_t state_;
@@ -44,6 +48,25 @@ class Rng {
 struct FftwFree {
   void operator()(void* p) const { fftw_free(p); }
 };
+
+// Runs f(i) for i in [0, n) on up to `threads` threads. Used only where every i writes its own
+// outputs from inputs nobody writes, so the result is the same bits for any thread count.
+template <class F>
+void parallelFor(size_t n, int threads, F f) {
+  const size_t t = std::min(n, static_cast<size_t>(std::max(1, threads)));
+  if (t <= 1) {
+    for (size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(t);
+  for (size_t k = 0; k < t; ++k) {
+    pool.emplace_back([&, k] {
+      for (size_t i = k * n / t, end = (k + 1) * n / t; i < end; ++i) f(i);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+}
 
 // FFT size: the smallest 2^k or 3 * 2^k a little larger than the grid (FFTW is fastest on
 // such radices); the field is periodic in it, and the wrap-around falls outside the grid.
@@ -57,37 +80,45 @@ int fftSize(int n) {
   }
 }
 
-// Gaussian random fields with a power-law spectrum, all sharing one FFTW plan.
+// Gaussian random fields with a power-law spectrum on a periodic m x m grid, cropped to
+// tile x tile. Each field() allocates its FFTW buffers (spectrum and grid, 2 x 8 m^2 bytes) and
+// frees them before it returns, so that they are never held together with the big arrays of
+// the other steps (16385 x 16385: 4.8 GB each).
 class SpectralSynth {
  public:
-  SpectralSynth(int tile, int m) : tile_(tile), m_(m), half_(m / 2 + 1) {
-    spectrum_.reset(static_cast<fftw_complex*>(
-        fftw_malloc(sizeof(fftw_complex) * static_cast<size_t>(m_) * static_cast<size_t>(half_))));
-    field_.reset(static_cast<double*>(
+  SpectralSynth(int tile, int m, int threads) : tile_(tile), m_(m), half_(m / 2 + 1), threads_(threads) {}
+
+  // Draws of Rng::next() that one field() takes: one Gaussian pair (two draws) per bin.
+  uint64_t draws() const { return 2ull * static_cast<uint64_t>(m_) * static_cast<uint64_t>(half_); }
+
+  // A tile x tile field in `out`, zero mean and unit standard deviation, whose 1-D profiles have
+  // a power spectrum ~ 1/f^beta (so the 2-D amplitude spectrum is f^(-(beta+1)/2)) between a
+  // soft high-pass at fLow and a soft low-pass at fHigh (both in cycles per tile; fLow = 0 and
+  // fHigh = 0 mean "no cut"). Gaussian real and imaginary parts give Rayleigh-distributed
+  // amplitudes with uniformly random phases. Advances rng by draws(). False when FFTW cannot
+  // allocate or plan.
+  bool field(Rng& rng, double beta, double fLow, double fHigh, std::vector<double>& out) {
+    const size_t bins = static_cast<size_t>(m_) * static_cast<size_t>(half_);
+    std::unique_ptr<fftw_complex, FftwFree> spectrum(
+        static_cast<fftw_complex*>(fftw_malloc(sizeof(fftw_complex) * bins)));
+    std::unique_ptr<double, FftwFree> grid(static_cast<double*>(
         fftw_malloc(sizeof(double) * static_cast<size_t>(m_) * static_cast<size_t>(m_))));
-    if (spectrum_ && field_) {
-      plan_ = fftw_plan_dft_c2r_2d(m_, m_, spectrum_.get(), field_.get(), FFTW_ESTIMATE);
-    }
-  }
-  ~SpectralSynth() {
-    if (plan_) fftw_destroy_plan(plan_);
-  }
-  SpectralSynth(const SpectralSynth&) = delete;
-  SpectralSynth& operator=(const SpectralSynth&) = delete;
+    if (!spectrum || !grid) return false;
+    fftw_plan plan = fftw_plan_dft_c2r_2d(m_, m_, spectrum.get(), grid.get(), FFTW_ESTIMATE);
+    if (!plan) return false;
 
-  bool ok() const { return plan_ != nullptr; }
-
-  // A tile x tile field, zero mean and unit standard deviation, whose 1-D profiles have a
-  // power spectrum ~ 1/f^beta (so the 2-D amplitude spectrum is f^(-(beta+1)/2)) between a soft
-  // high-pass at fLow and a soft low-pass at fHigh (both in cycles per tile; fLow = 0 and fHigh = 0
-  // mean "no cut"). Gaussian real and imaginary parts give Rayleigh-distributed amplitudes with
-  // uniformly random phases.
-  std::vector<double> field(Rng& rng, double beta, double fLow, double fHigh) {
+    // Row ky of the spectrum takes draws [2 ky half, 2 (ky + 1) half) of the sequence: rows
+    // are filled in parallel, each from its own copy of the generator, with the same numbers
+    // (hence the same field) as one pass in order.
     const double per_tile = static_cast<double>(tile_) / m_;  // cycles per M -> per tile
-    for (int ky = 0; ky < m_; ++ky) {
+    const Rng start = rng;
+    parallelFor(static_cast<size_t>(m_), threads_, [&](size_t row) {
+      const int ky = static_cast<int>(row);
+      Rng r = start;
+      r.skip(2ull * row * static_cast<uint64_t>(half_));
       const int fy = ky <= m_ / 2 ? ky : ky - m_;
       for (int kx = 0; kx < half_; ++kx) {
-        const auto g = rng.gaussianPair();  // drawn for every bin: the sequence stays fixed
+        const auto g = r.gaussianPair();  // drawn for every bin: the sequence stays fixed
         const double f = std::hypot(static_cast<double>(kx), static_cast<double>(fy)) * per_tile;
         double amp = 0.0;
         if (f > 0.0) {
@@ -95,16 +126,20 @@ class SpectralSynth {
           if (fLow > 0.0) amp *= 1.0 - std::exp(-(f / fLow) * (f / fLow));
           if (fHigh > 0.0) amp *= std::exp(-(f / fHigh) * (f / fHigh));
         }
-        fftw_complex& c = spectrum_.get()[static_cast<size_t>(ky) * half_ + kx];
+        fftw_complex& c = spectrum.get()[row * static_cast<size_t>(half_) + static_cast<size_t>(kx)];
         c[0] = amp * g.first;
         c[1] = amp * g.second;
       }
-    }
-    fftw_execute(plan_);
-    std::vector<double> out(static_cast<size_t>(tile_) * tile_);
+    });
+    rng.skip(draws());
+    fftw_execute(plan);
+    fftw_destroy_plan(plan);
+    spectrum.reset();
+
+    out.assign(static_cast<size_t>(tile_) * tile_, 0.0);
     double sum = 0.0, sum2 = 0.0;
     for (int y = 0; y < tile_; ++y) {
-      const double* row = field_.get() + static_cast<size_t>(y) * m_;
+      const double* row = grid.get() + static_cast<size_t>(y) * m_;
       for (int x = 0; x < tile_; ++x) {
         const double v = row[x];
         out[static_cast<size_t>(y) * tile_ + x] = v;
@@ -112,18 +147,16 @@ class SpectralSynth {
         sum2 += v * v;
       }
     }
+    grid.reset();
     const double count = static_cast<double>(out.size());
     const double mean = sum / count;
     const double sd = std::sqrt(std::max(sum2 / count - mean * mean, 1e-300));
     for (double& v : out) v = (v - mean) / sd;
-    return out;
+    return true;
   }
 
  private:
-  int tile_, m_, half_;
-  std::unique_ptr<fftw_complex, FftwFree> spectrum_;
-  std::unique_ptr<double, FftwFree> field_;
-  fftw_plan plan_ = nullptr;
+  int tile_, m_, half_, threads_;
 };
 
 // The q-quantile of v (0 <= q <= 1).
@@ -370,14 +403,18 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   const size_t ccount = static_cast<size_t>(nc) * nc;
 
   // 1. Base: fBm over all scales. Its largest waves decide where mountains and sea are.
-  //    Detail: the same kind of field, high-passed, for what the coarse grid cannot hold.
-  std::vector<double> base, detail;
-  {
-    SpectralSynth synth(n, fftSize(n));
-    if (!synth.ok()) return fail("FFTW could not allocate or plan the transform");
-    base = synth.field(rng, o.beta, 0.0, 0.0);
-    detail = synth.field(rng, kDetailBeta, 0.25 * nc, 0.0);
+  //    Detail: the same kind of field, high-passed, for what the coarse grid cannot hold. Its
+  //    random numbers follow the base's in the sequence, but it is only synthesised in step 5,
+  //    from a copy of the generator taken here: the peak memory is then one field's FFT buffers
+  //    (10 GB at 16385 x 16385, not 16 GB), and the heights are the same.
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  SpectralSynth synth(n, fftSize(n), threads);
+  std::vector<double> base;
+  if (!synth.field(rng, o.beta, 0.0, 0.0, base)) {
+    return fail("FFTW could not allocate or plan the transform");
   }
+  Rng detail_rng = rng;
+  rng.skip(synth.draws());
   if (!step(0.3, "coast")) return fail("cancelled");
 
   // 2. Tilt towards a seed-chosen side so that the sea is one ocean, not scattered lakes.
@@ -470,8 +507,15 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
 
   // 5. Back to full resolution (Catmull-Rom) in metres, plus detail that grows with height,
   //    then scree slopes.
+  if (!step(0.85, "detail")) return fail("cancelled");
+  std::vector<double> detail;
+  if (!synth.field(detail_rng, kDetailBeta, 0.25 * nc, 0.0, detail)) {
+    return fail("FFTW could not allocate or plan the transform");
+  }
+  if (!step(0.9, "resample")) return fail("cancelled");
   std::vector<double> h(count, 0.0);
-  for (int y = 0; y < n; ++y) {
+  parallelFor(static_cast<size_t>(n), threads, [&](size_t row) {
+    const int y = static_cast<int>(row);
     for (int x = 0; x < n; ++x) {
       const size_t i = static_cast<size_t>(y) * n + x;
       if (sea[i]) continue;
@@ -480,7 +524,7 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
       const double rel = std::clamp(v / o.maxHeight, 0.0, 1.0);
       h[i] = std::max(v + kDetailMetres * (0.3 + std::sqrt(rel)) * detail[i], 0.0);
     }
-  }
+  });
   detail = std::vector<double>();
   thermalErosion(h, sea, n, kTalus * kCellMetres, 4);
   if (!step(0.95, "quantise")) return fail("cancelled");

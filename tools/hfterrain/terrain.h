@@ -19,13 +19,16 @@
 //      and hillslope creep, 30 steps;
 //   5. Catmull-Rom back to full resolution, high-passed fBm detail, a few talus (thermal
 //      erosion) steps; the sea is set to 0 and land to >= 1 m.
-// About 3 s for the default 2049 x 2049 on one core.
+// About 3 s for the default 2049 x 2049 on one core. The largest, 16385 x 16385, needs about
+// 10 GB (one field's FFT buffers at a time) and a few minutes; the spectrum fill and the
+// resampling run on all cores, each output written by one thread, so the heights are the same
+// for any thread count.
 //
 // Deterministic: the same options give the same heights with the same build on the same
 // machine (random numbers come from a fixed splitmix64 + Box-Muller, not from <random>'s
 // distributions). Another FFTW build or CPU may round differently, and the river network can
 // amplify that: do not compare the output against golden bytes across machines.
-// No GDAL here: writing the GeoTIFF is main.cpp's job.
+// No GDAL here: writing the GeoTIFF or .hfr is main.cpp's job.
 #pragma once
 
 #include <cstdint>

@@ -2,14 +2,20 @@
 //
 //   hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]
 //          [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch] [--view shaded|level|ldr] [--wireframe]
-//          [--no-fog] [--budget MIB] [--frames N] [--background R,G,B] [-q]
+//          [--no-fog] [--budget MIB] [--frames N] [--background R,G,B] [--record PATH] [-q]
+//   hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M] [--speed M/S]
+//          [--dt S] [--frames N] [--csv FILE] [--budget-fraction F] (+ the options above)
 //
 // Without ARCHIVE it opens the built-in sample terrain (packed at build time). With --headless
 // it renders on an EGL device context into an FBO: it streams until every tile the camera wants
 // is resident (at most --frames steps), renders, writes --screenshot and exits 0. Without
 // --headless: the GLFW + ImGui window (viewer.cpp); no display -> one line, exit 1 (or the
-// headless path when --screenshot is given). Errors: one line "Error: ...", exit status 1.
+// headless path when --screenshot is given). --bench: the flythrough benchmark
+// (render/flythrough/flythrough.h) with one strategy: per-frame CSV and a summary; `hfbench
+// flythrough` compares every strategy. Errors: one line "Error: ...", exit status 1.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +24,8 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "render/flythrough/flythrough.h"
+#include "bench_mode.h"
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
 #if HF_HAVE_WINDOW
@@ -37,10 +45,18 @@ void usage() {
       "              [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch]\n"
       "              [--view shaded|level|ldr]\n"
       "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
-      "              [--background R,G,B] [--no-vsync] [-q]\n"
+      "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
+      "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
+      "              [--speed M/S] [--dt S] [--frames N] [--csv FILE] [--budget-fraction F]\n"
       "Without --headless: a window (GLFW + Dear ImGui; keys in README.md); with --screenshot\n"
       "it renders until the view is complete, writes the PNG and exits (headless if no display).\n"
+      "In the window F9 records the camera into --record PATH (default hfview-path.txt), a\n"
+      "camera path for --bench --path PATH.\n"
       "Without ARCHIVE: the built-in sample terrain (%s).\n"
+      "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
+      "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
+      "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
+      "hfview-bench.csv); hfbench flythrough compares strategies.\n"
       "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
       "90 = north; pitch < 0 looks down.\n",
       HF_SAMPLE_ARCHIVE);
@@ -69,7 +85,12 @@ int main(int argc, char** argv) {
   bool headless = false, quiet = false, haveCamera = false, vsync = true;
   hfr::RenderSettings rs;
   hfr::Camera cam;
-  int frames = 2000;
+  int frames = -1;  // streaming steps (screenshot) or flight frames (--bench); -1 = default
+  bool bench = false, haveBudget = false;
+  hfr::FlythroughOptions fly;
+  std::string pathArg = "diagonal", csvPath = "hfview-bench.csv";
+  double budgetFraction = 0.55;
+  std::string recordPath = "hfview-path.txt";  // --record: the window's F9 camera path file
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* name) -> const char* {
@@ -84,6 +105,31 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--headless") {
       headless = true;
+    } else if (a == "--bench") {
+      bench = true;
+    } else if (a == "--path") {
+      pathArg = value("--path");
+    } else if (a == "--csv") {
+      csvPath = value("--csv");
+    } else if (a == "--altitude" || a == "--speed" || a == "--dt" || a == "--budget-fraction") {
+      const char* v = value(a.c_str());
+      char* end = nullptr;
+      const double d = std::strtod(v, &end);
+      if (end == v || *end || !std::isfinite(d)) return fail(a + " wants a number, got '" + v + "'");
+      if (a == "--altitude") {
+        fly.altitude = d;
+      } else if (!(d > 0)) {
+        return fail(a + " wants a number > 0, got '" + v + "'");
+      } else if (a == "--speed") {
+        fly.speed = d;
+      } else if (a == "--dt") {
+        fly.dt = d;
+      } else {
+        if (d > 1) return fail("--budget-fraction wants 0 < F <= 1, got '" + std::string(v) + "'");
+        budgetFraction = d;
+      }
+    } else if (a == "--record") {  // window mode: F9 records the camera into this path file
+      recordPath = value("--record");
     } else if (a == "--no-vsync") {  // window mode: swap interval 0
       vsync = false;
     } else if (a == "-q" || a == "--quiet") {
@@ -128,6 +174,7 @@ int main(int argc, char** argv) {
       const char* v = value("--budget");
       char* end = nullptr;
       rs.atlasBudgetMiB = std::strtod(v, &end);
+      haveBudget = true;
       if (end == v || *end || !(rs.atlasBudgetMiB > 0)) return fail(std::string("--budget wants MiB > 0, got '") + v + "'");
     } else if (a == "--frames") {
       const char* v = value("--frames");
@@ -146,6 +193,12 @@ int main(int argc, char** argv) {
     } else {
       return fail("more than one archive given (" + archivePath + ", " + a + ")");
     }
+  }
+  if (bench) {
+    headless = true;  // always offscreen: the window's swap would be part of the frame
+    if (!screenshot.empty()) return fail("--bench writes a CSV, not a --screenshot (run them separately)");
+  } else if (frames < 0) {
+    frames = 2000;
   }
   // The raw strategy reads raw archives: the sample terrain has a raw twin (hfpack --codec raw).
   if (archivePath.empty()) archivePath = stream == "raw" ? HF_SAMPLE_RAW_ARCHIVE : HF_SAMPLE_ARCHIVE;
@@ -171,7 +224,12 @@ int main(int argc, char** argv) {
   if (!headless && screenshot.empty())
     return fail("this hfview was built without its window mode (GLFW + Dear ImGui); run hfview --headless --screenshot OUT.png");
 #endif
-  if (headless && screenshot.empty()) return fail("--headless needs --screenshot PNG (nothing else to show)");
+  if (headless && screenshot.empty() && !bench)
+    return fail("--headless needs --screenshot PNG or --bench (nothing else to show)");
+  if (bench && pathArg != "diagonal") {
+    std::string perr;
+    if (!fly.path.load(pathArg, perr)) return fail(perr);
+  }
 
   hfa::ArchiveReader archive;
   std::string error;
@@ -189,15 +247,22 @@ int main(int argc, char** argv) {
     vo.haveCamera = haveCamera;
     vo.camera = cam;
     vo.quiet = quiet;
+    vo.recordPath = recordPath;
     return hfview::runViewer(*window, archive, *strategy, rs, vo);
   }
 #endif
   auto context = hfr::createHeadlessContext(error);
   if (!context) return fail(error);
+  if (bench) {
+    if (!haveBudget) rs.atlasBudgetMiB = hfr::atlasBudgetForFraction(archive, budgetFraction);
+    fly.frames = std::max(frames, 0);
+    return hfview::runBenchMode(archive, *strategy, rs, fly, csvPath, context->description(), quiet);
+  }
   int rc = 0;
   {
     auto renderer = hfr::Renderer::create(archive, *strategy, rs, error);
     if (!renderer) return fail(error);
+    for (const std::string& n : renderer->notes()) std::fprintf(stderr, "Note: %s\n", n.c_str());
     if (!haveCamera) cam = renderer->defaultCamera();
     // Stream until the view is complete (the render thread never waits on a tile: it polls,
     // and sleeps between polls only because there is nothing else to do headless).

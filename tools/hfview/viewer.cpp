@@ -19,6 +19,7 @@
 
 #include "archive/archive.h"
 #include "render/camera/camera.h"
+#include "render/camera/camera_path.h"
 
 namespace hfview {
 namespace {
@@ -39,6 +40,7 @@ struct UiSettings {
 struct KeyEvents {
   bool toggleMode = false, screenshot = false, togglePanel = false, resetCamera = false;
   bool quit = false;
+  bool toggleRecord = false;  // F9
   double wheel = 0;
 };
 KeyEvents* g_keys = nullptr;
@@ -54,6 +56,7 @@ void onKey(GLFWwindow*, int key, int, int action, int) {
     case GLFW_KEY_F1: g_keys->togglePanel = true; break;
     case GLFW_KEY_R: g_keys->resetCamera = true; break;
     case GLFW_KEY_ESCAPE: g_keys->quit = true; break;
+    case GLFW_KEY_F9: g_keys->toggleRecord = true; break;
     default: break;
   }
 }
@@ -61,6 +64,68 @@ void onKey(GLFWwindow*, int key, int, int action, int) {
 void onScroll(GLFWwindow*, double, double dy) {
   if (g_keys) g_keys->wheel += dy;
 }
+
+// F9: records the camera into a path file (render/camera/camera_path.h) for
+// `hfview --bench --path FILE` and `hfbench flythrough`. The file is written when recording
+// stops and on exit; each start overwrites it. One line on the console and in a small overlay.
+struct PathRecording {
+  std::string file;
+  bool quiet = false;
+  bool on = false;
+  hfr::CameraPathRecorder recorder;
+  std::string message;  // the last status line, shown for a few seconds
+  double messageTime = -1e9;
+
+  void say(const std::string& m, double now, bool isError = false) {
+    message = m;
+    messageTime = now;
+    if (isError) std::fprintf(stderr, "%s\n", m.c_str());
+    else if (!quiet) std::printf("hfview: %s\n", m.c_str());
+  }
+  void toggle(double now) {
+    if (on) {
+      stop(now);
+      return;
+    }
+    recorder.clear();
+    on = true;
+    say("recording the camera to " + file + " (F9 stops)", now);
+  }
+  void frame(double now, const hfr::Camera& camera) {
+    if (on) recorder.add(now, camera);
+  }
+  bool stop(double now) {
+    if (!on) return true;
+    on = false;
+    const hfr::CameraPath path = recorder.path();
+    std::string error;
+    if (!path.save(file, error)) {
+      say("Error: " + error, now, true);
+      return false;
+    }
+    char buf[96];
+    std::snprintf(buf, sizeof buf, " (%zu keys, %.1f s)", path.size(), path.duration());
+    say("wrote camera path " + file + buf, now);
+    return true;
+  }
+  // A small box in the bottom-left corner while recording and for 5 s after a message.
+  void drawOverlay(double now) const {
+    if (!on && now - messageTime > 5) return;
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(10, io.DisplaySize.y - 10), ImGuiCond_Always, ImVec2(0, 1));
+    ImGui::SetNextWindowBgAlpha(0.6f);
+    ImGui::Begin("##record", nullptr,
+                 ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoFocusOnAppearing |
+                     ImGuiWindowFlags_NoInputs);
+    if (on)
+      ImGui::TextColored(ImVec4(1.0f, 0.3f, 0.3f, 1.0f), "REC %s  %.1f s, %zu keys (F9 stops)",
+                         file.c_str(), recorder.duration(), recorder.keptKeys() + 1);
+    else
+      ImGui::TextUnformatted(message.c_str());
+    ImGui::End();
+  }
+};
 
 std::string timestampedName() {
   const auto now = std::chrono::system_clock::now();
@@ -101,6 +166,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     std::fprintf(stderr, "Error: %s\n", error.c_str());
     return 1;
   }
+  for (const std::string& n : renderer->notes()) std::fprintf(stderr, "Note: %s\n", n.c_str());
   double terrainMinZ = 0, terrainMaxZ = 0, extentX = 0, extentY = 0;
   renderer->terrainBox(terrainMinZ, terrainMaxZ, extentX, extentY);
   const double diag = std::sqrt(extentX * extentX + extentY * extentY);
@@ -109,6 +175,9 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
 
   KeyEvents keys;
   g_keys = &keys;
+  PathRecording recording;
+  recording.file = options.recordPath;
+  recording.quiet = options.quiet;
   // Our callbacks first: ImGui's backend (install_callbacks = true) chains to them.
   glfwSetKeyCallback(win, onKey);
   glfwSetScrollCallback(win, onScroll);
@@ -198,6 +267,9 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     const hfr::Camera& c0 = controller.camera();
     const double ground = renderer->heightBounds(c0.x, c0.y, gmin, gmax) ? gmax : std::numeric_limits<double>::quiet_NaN();
     controller.update(dt, in, ground);
+    if (keys.toggleRecord) recording.toggle(now);
+    keys.toggleRecord = false;
+    recording.frame(now, controller.camera());
 
     // Apply the UI's dirty settings.
     hfr::RenderSettings& cur = renderer->settings();
@@ -297,8 +369,19 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       }
       ImGui::Text("uploaded %zu tiles, %s streamed this frame", st.uploads,
                   humanBytes(double(st.bytesStreamed)).c_str());
-      ImGui::Text("streamed so far %s, pending %zu, failed %zu",
-                  humanBytes(double(bytesStreamedTotal)).c_str(), st.pending, st.failedTiles);
+      ImGui::Text("streamed so far %s, pending %zu",
+                  humanBytes(double(bytesStreamedTotal)).c_str(), st.pending);
+      // Host -> device: compressed (cuda's packed batches) / decompressed samples (cpu, raw).
+      const hfr::StreamStats ss = strategy.stats();
+      ImGui::Text("to device this frame %.1f / %.1f KiB (compressed / decompressed)",
+                  double(st.compressedToDevice) / 1024.0, double(st.samplesToDevice) / 1024.0);
+      ImGui::Text("to device so far %s / %s", humanBytes(double(ss.compressedToDevice)).c_str(),
+                  humanBytes(double(ss.samplesToDevice)).c_str());
+      if (st.failedTiles)
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
+                           "corrupt tiles %zu (drawn from ancestors)", st.failedTiles);
+      else
+        ImGui::Text("corrupt tiles 0");
       const double occ = st.atlasSlots ? double(st.resident) / double(st.atlasSlots) : 0;
       char label[64];
       std::snprintf(label, sizeof label, "%zu / %zu slots", st.resident, st.atlasSlots);
@@ -306,6 +389,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       if (!lastShot.empty()) ImGui::Text("screenshot: %s", lastShot.c_str());
       ImGui::End();
     }
+    recording.drawOverlay(now);
     ImGui::Render();
 
     // Present: the terrain FBO blitted to the window, the UI on top.
@@ -331,6 +415,8 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     }
     window.swapBuffers();
   }
+
+  if (!recording.stop(glfwGetTime()) && rc == 0) rc = 1;  // F9 still on: write the path
 
   // ---- shutdown: reverse order of creation ----
   ImGui_ImplOpenGL3_Shutdown();

@@ -21,6 +21,9 @@ struct ViewerOptions {
   bool haveCamera = false;
   hfr::Camera camera;
   bool quiet = false;
+  // F9 records the camera into this camera path file (render/camera/camera_path.h format;
+  // hfview --record PATH), written when recording stops and on exit.
+  std::string recordPath = "hfview-path.txt";
 };
 
 // Runs the window loop until the window is closed (or Esc). Returns the exit status; errors are

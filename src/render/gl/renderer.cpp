@@ -4,6 +4,7 @@
 #include <glad/gl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include "archive/archive.h"
 #include "render/gl/shader.h"
+#include "render/stream/request.h"
 
 #ifndef HF_SHADER_DIR
 #define HF_SHADER_DIR "shaders"
@@ -21,6 +23,21 @@ namespace hfr {
 namespace {
 constexpr double kPi = 3.14159265358979323846;
 double rad(double deg) { return deg * kPi / 180.0; }
+
+// Adds the wall time of a scope to `ms` (per-frame figures of FrameStats).
+class ScopedMs {
+ public:
+  explicit ScopedMs(double& ms) : ms_(ms), t0_(std::chrono::steady_clock::now()) {}
+  ~ScopedMs() {
+    ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  ScopedMs(const ScopedMs&) = delete;
+  ScopedMs& operator=(const ScopedMs&) = delete;
+
+ private:
+  double& ms_;
+  std::chrono::steady_clock::time_point t0_;
+};
 }  // namespace
 
 // Camera::forward / viewProj: render/camera/camera.cpp.
@@ -51,6 +68,12 @@ struct Renderer::Impl final : TileSink {
   uint64_t frameNo = 1;
   size_t uploadsThisFrame = 0;
   std::vector<size_t> wanted;  // last request (not resident)
+  // Request priorities, hysteresis of the wanted and drawn selections, prefetch
+  // (render/stream/request.h).
+  RequestPlanner planner;
+  RequestPlan plan;
+  CameraMotion motion;
+  const std::chrono::steady_clock::time_point clockStart = std::chrono::steady_clock::now();
   double extentX = 1, extentY = 1, minZ = 0, maxZ = 1;
 
   GLuint atlas = 0, vao = 0, patternVbo = 0, patternTable = 0, drawIndexVbo = 0;
@@ -59,6 +82,8 @@ struct Renderer::Impl final : TileSink {
   GLint uViewProj = -1, uEye = -1, uHeight = -1, uAtlas = -1, uView = -1, uWire = -1,
         uFogColor = -1, uFogDistance = -1, uLightDir = -1;
   std::string fboError;
+  std::vector<std::string> notes;  // create()'s notes (Renderer::notes)
+  std::vector<DrawTile> drawn;     // the last frame's drawn tiles (Renderer::lastDrawn)
   // GPU timer queries: two sets (frame parity) of one GL_TIME_ELAPSED query per pass; a set is
   // read back (if available, never waiting) just before it is reused two frames later.
   static constexpr int kPasses = 3;
@@ -66,7 +91,11 @@ struct Renderer::Impl final : TileSink {
   bool queryIssued[2][kPasses] = {};
   std::array<double, 3> gpuMs{-1, -1, -1};
   int querySet = -1;  // the set of the frame being drawn; -1: stream() only, no timing
+  int lastQuerySet = -1;  // the set of the last frame() (finishFrame reads it)
   uint64_t lastBytesRead = 0;
+  uint64_t lastCompressed = 0, lastSamples = 0;  // StreamStats at the previous frame
+  double lastDeviceMs = 0;                        // StreamStats::deviceMs at the last finishFrame
+  double selectMs = 0, updateMs = 0;              // this frame's timing (FrameStats)
   std::array<double, 16> lastViewProj{};
   bool haveLastFrame = false;
 
@@ -116,6 +145,7 @@ struct Renderer::Impl final : TileSink {
   bool makeTarget(std::string& error);
   void streamStep(const Camera& cam, FrameStats* st);
   LodCamera lodCamera(const Camera& cam) const;
+  bool predictCamera(const Camera& cam, LodCamera& ahead);
   void clipPlanes(const Camera& cam, double& zNear, double& zFar) const;
   void draw(const Camera& cam, FrameStats* st);
   void applyExaggeration();
@@ -219,18 +249,56 @@ bool Renderer::Impl::init(std::string& error) {
   GLint maxLayers = 256, maxSize = 2048;
   glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxSize);
-  layout = AtlasLayout::fromBudget(h.tileSize(), settings.atlasBudgetMiB, entries.size(),
-                                   topTiles.size(), maxLayers, maxSize);
+  // A huge budget is clamped by the archive's tile count; the cap (1 TiB) only keeps the
+  // budget -> tiles conversion in range.
+  layout = AtlasLayout::fromBudget(h.tileSize(), std::min(settings.atlasBudgetMiB, 1048576.0),
+                                   entries.size(), topTiles.size(), maxLayers, maxSize);
+  // The GPU may not have the budget's memory: on GL_OUT_OF_MEMORY (or storage that did not
+  // take) halve the layers and try again, down to the layers the pinned top level needs; the
+  // caller prints the note. A driver that commits memory lazily does not fail here; then the
+  // atlas keeps its size.
+  const uint32_t minLayers = uint32_t(std::max<size_t>(
+      1, (topTiles.size() + layout.slotsPerLayer() - 1) / layout.slotsPerLayer()));
+  const size_t budgetBytes = layout.bytes();
+  auto mib = [](size_t bytes) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f MiB", double(bytes) / 1048576.0);
+    return std::string(b);
+  };
+  // Errors of earlier calls are not the atlas's (bounded: a lost context keeps reporting).
+  for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; ++i) continue;
+  for (;;) {
+    glCreateTextures(GL_TEXTURE_2D_ARRAY, 1, &atlas);
+    GLenum err = GL_OUT_OF_MEMORY;  // debugMaxAtlasBytes: simulated
+    if (settings.debugMaxAtlasBytes == 0 || layout.bytes() <= settings.debugMaxAtlasBytes) {
+      glTextureStorage3D(atlas, 1, GL_R16UI, layout.layerSize(), layout.layerSize(),
+                         GLsizei(layout.layers));
+      err = glGetError();
+      GLint immutable = GL_FALSE;
+      glGetTextureParameteriv(atlas, GL_TEXTURE_IMMUTABLE_FORMAT, &immutable);
+      if (err == GL_NO_ERROR && immutable != GL_TRUE) err = GL_OUT_OF_MEMORY;
+    }
+    if (err == GL_NO_ERROR) break;
+    glDeleteTextures(1, &atlas);
+    atlas = 0;
+    if (err != GL_OUT_OF_MEMORY) {
+      char code[16];
+      std::snprintf(code, sizeof code, "0x%04x", unsigned(err));
+      error = "cannot allocate the atlas (" + mib(layout.bytes()) + "): OpenGL error " + code;
+      return false;
+    }
+    if (layout.layers <= minLayers) {
+      error = "cannot allocate the atlas: GPU out of memory even at " + mib(layout.bytes()) +
+              ", which the top level (" + std::to_string(topTiles.size()) + " tiles) needs";
+      return false;
+    }
+    layout.layers = std::max(minLayers, layout.layers / 2);
+  }
+  if (layout.bytes() < budgetBytes)
+    notes.push_back("atlas shrunk from " + mib(budgetBytes) + " to " + mib(layout.bytes()) +
+                    " (GPU out of memory)");
   pages = std::make_unique<PageTable>(entries.size(), layout.capacity());
   failedTiles.assign(entries.size(), 0);
-  glCreateTextures(GL_TEXTURE_2D_ARRAY, 1, &atlas);
-  glTextureStorage3D(atlas, 1, GL_R16UI, layout.layerSize(), layout.layerSize(),
-                     GLsizei(layout.layers));
-  if (glGetError() != GL_NO_ERROR) {
-    error = "cannot allocate the atlas (" + std::to_string(layout.bytes() >> 20) +
-            " MiB); lower the atlas budget";
-    return false;
-  }
   glTextureParameteri(atlas, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glTextureParameteri(atlas, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
 
@@ -341,50 +409,62 @@ LodCamera Renderer::Impl::lodCamera(const Camera& cam) const {
   return lc;
 }
 
+bool Renderer::Impl::predictCamera(const Camera& cam, LodCamera& ahead) {
+  // Motion is observed every frame (prefetch can be switched on at any time); bounds scale
+  // with the terrain: a step over a quarter of its diagonal is a jump to a new view.
+  const double now = settings.prefetchFrameSeconds > 0
+                         ? double(frameNo) * settings.prefetchFrameSeconds
+                         : std::chrono::duration<double>(std::chrono::steady_clock::now() - clockStart).count();
+  const double diag = std::sqrt(extentX * extentX + extentY * extentY);
+  motion.limits.maxStep = 0.25 * diag;
+  motion.limits.maxDistance = 0.25 * diag;
+  motion.limits.minMove = 1e-4 * diag;
+  motion.observe(cam, now);
+  Camera predicted;
+  if (!motion.predict(settings.prefetchSeconds, predicted)) return false;
+  ahead = lodCamera(predicted);
+  return true;
+}
+
 void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   ++frameNo;
   uploadsThisFrame = 0;
   const LodCamera lc = lodCamera(cam);
-  // What the camera wants (full pyramid), then everything needed to draw it: each wanted tile,
-  // its ancestors and, for every refined ancestor, all of its children (the selector refines
-  // all-or-nothing).
-  const std::vector<DrawTile> want = selector->select(lc, *patterns);
-  std::unordered_set<size_t> needed;
-  std::vector<size_t> order;
-  auto need = [&](size_t t) {
-    if (needed.insert(t).second) order.push_back(t);
-  };
-  const auto& entries = archive.tiles();
-  for (const DrawTile& d : want) {
-    need(d.tile);
-    for (long c = long(d.tile), p = parent[size_t(c)]; p >= 0; c = p, p = parent[size_t(p)]) {
-      need(size_t(p));
-      const auto& pe = entries[size_t(p)];
-      for (uint32_t k = 0; k < 4; ++k) {
-        const long ch = archive.find(pe.level - 1, 2 * pe.x + (k & 1), 2 * pe.y + (k >> 1));
-        if (ch >= 0) need(size_t(ch));
-      }
-    }
+  // What the camera wants (full pyramid, with hysteresis), then everything needed to draw it:
+  // each wanted tile, its ancestors and, for every refined ancestor, all of its children (the
+  // selector refines all-or-nothing), and last the same for the camera predicted along its
+  // motion (prefetch). Resident ones are touched (LRU); the request puts first the missing
+  // tiles that made the last drawn selection coarsen, then coarse levels first, so the view
+  // refines progressively and ancestors arrive before their children (render/stream/request.h).
+  {
+    ScopedMs timer(selectMs);
+    LodCamera ahead;
+    const bool moving = predictCamera(cam, ahead);
+    planner.setHysteresis(settings.hysteresis);
+    planner.plan(*selector, *patterns, lc, settings.prefetch && moving ? &ahead : nullptr, *pages,
+                 frameNo, failedTiles, plan);
   }
-  // Touch what is resident (LRU), request the rest: coarse levels first, so the view refines
-  // progressively and ancestors arrive before their children.
-  wanted.clear();
-  for (size_t t : order) {
-    if (pages->resident(t)) pages->touch(t, frameNo);
-    else if (!failedTiles[t]) wanted.push_back(t);
+  wanted = plan.missing;
+  {
+    ScopedMs timer(updateMs);
+    strategy.request(plan.request);
+    beginPass(GpuPass::Upload);
+    strategy.deliver(*this, settings.uploadsPerFrame);
+    endPass();
   }
-  std::stable_sort(wanted.begin(), wanted.end(),
-                   [&](size_t a, size_t b) { return entries[a].level > entries[b].level; });
-  strategy.request(wanted);
-  beginPass(GpuPass::Upload);
-  strategy.deliver(*this, settings.uploadsPerFrame);
-  endPass();
   const uint64_t bytesRead = strategy.stats().bytesRead;
   const uint64_t bytesThisFrame = bytesRead - std::min(bytesRead, lastBytesRead);
   lastBytesRead = bytesRead;
+  const StreamStats ss = strategy.stats();
   if (st) {
+    st->selectMs = selectMs;
+    st->updateCpuMs = updateMs;
+    st->tilesRequested = plan.request.size();
+    st->tilesPrefetch = plan.prefetch;
+    st->compressedToDevice = ss.compressedToDevice - std::min(ss.compressedToDevice, lastCompressed);
+    st->samplesToDevice = ss.samplesToDevice - std::min(ss.samplesToDevice, lastSamples);
     st->bytesStreamed = bytesThisFrame;
-    st->tilesWanted = want.size();
+    st->tilesWanted = plan.wanted;
     st->uploads = uploadsThisFrame;
     st->pending = strategy.pending();
     st->resident = pages->residentCount();
@@ -394,13 +474,20 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
       if (!pages->resident(t)) ++st->tilesMissing;
     st->failedTiles = size_t(std::count(failedTiles.begin(), failedTiles.end(), 1));
   }
+  lastCompressed = ss.compressedToDevice;
+  lastSamples = ss.samplesToDevice;
 }
 
 void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   const LodCamera lc = lodCamera(cam);
   // Failed tiles count as absent too: drawn from their ancestor.
   LodStats ls;
-  const std::vector<DrawTile> tiles = selector->select(lc, *patterns, &ls, &pages->residency());
+  std::vector<DrawTile> tiles;
+  {
+    ScopedMs timer(selectMs);
+    tiles = planner.selectDrawn(*selector, *patterns, lc, pages->residency(), &ls);
+  }
+  drawn = tiles;
   const auto& table = patterns->table();
   const int N = 1 << pyramid.tileLog;
   std::vector<DrawCommand> cmds;
@@ -535,6 +622,11 @@ std::unique_ptr<Renderer> Renderer::create(const hfa::ArchiveReader& archive,
   }
   auto impl = std::make_unique<Impl>(archive, strategy, settings);
   if (!impl->init(error)) return nullptr;
+  // Per-frame byte counts start after the synchronous load of the top level.
+  const StreamStats ss = strategy.stats();
+  impl->lastCompressed = ss.compressedToDevice;
+  impl->lastSamples = ss.samplesToDevice;
+  impl->lastBytesRead = ss.bytesRead;
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
 
@@ -557,7 +649,10 @@ Camera Renderer::defaultCamera() const {
   return c;
 }
 
-void Renderer::stream(const Camera& camera, FrameStats* stats) { impl_->streamStep(camera, stats); }
+void Renderer::stream(const Camera& camera, FrameStats* stats) {
+  impl_->selectMs = impl_->updateMs = 0;
+  impl_->streamStep(camera, stats);
+}
 
 void Renderer::frame(const Camera& camera, FrameStats* stats) {
   // Timer queries only here (stream() alone is not a frame): this frame uses the set of the
@@ -565,10 +660,35 @@ void Renderer::frame(const Camera& camera, FrameStats* stats) {
   Impl& m = *impl_;
   m.querySet = int(m.frameNo & 1);
   m.collectQueries(m.querySet);
+  m.selectMs = m.updateMs = 0;
   m.streamStep(camera, stats);
-  m.draw(camera, stats);
+  const double streamSelectMs = m.selectMs;
+  double drawMs = 0;
+  {
+    ScopedMs timer(drawMs);
+    m.draw(camera, stats);
+  }
+  if (stats) {
+    stats->gpuMs = m.gpuMs;
+    stats->selectMs = m.selectMs;  // + draw()'s selection of resident tiles
+    stats->drawCpuMs = std::max(0.0, drawMs - (m.selectMs - streamSelectMs));
+  }
+  m.lastQuerySet = m.querySet;
   m.querySet = -1;
-  if (stats) stats->gpuMs = m.gpuMs;
+}
+
+void Renderer::finishFrame(FrameStats* stats) {
+  Impl& m = *impl_;
+  glFinish();
+  if (m.lastQuerySet >= 0) m.collectQueries(m.lastQuerySet);
+  m.strategy.pollCompleted();
+  const double deviceMs = m.strategy.stats().deviceMs;
+  if (stats) {
+    stats->gpuMs = m.gpuMs;
+    const double upload = m.gpuMs[size_t(GpuPass::Upload)];
+    stats->updateGpuMs = std::max(0.0, upload) + (deviceMs - m.lastDeviceMs);
+  }
+  m.lastDeviceMs = deviceMs;
 }
 
 bool Renderer::resize(int width, int height, std::string& error) {
@@ -633,6 +753,9 @@ void Renderer::terrainBox(double& minZ, double& maxZ, double& extentX, double& e
 }
 
 void Renderer::updateExaggeration() { impl_->applyExaggeration(); }
+
+const std::vector<DrawTile>& Renderer::lastDrawn() const { return impl_->drawn; }
+const std::vector<std::string>& Renderer::notes() const { return impl_->notes; }
 
 bool Renderer::settled() const {
   if (impl_->strategy.pending() > 0) return false;

@@ -60,7 +60,20 @@ struct RenderSettings {
   std::array<float, 3> background{0.72f, 0.80f, 0.88f};  // clear colour (tests: magenta)
   double atlasBudgetMiB = 256;
   size_t uploadsPerFrame = 64;       // tiles uploaded per frame at most
+  // LOD hysteresis h: a refined tile (or finer centre ldr) is kept until its projected error
+  // drops below h * tau; never coarser than tau allows (docs/rendering.md section 2). 1 = off.
+  double hysteresis = 0.8;
+  // Prefetch: also request (after the current view's tiles) the tiles of the camera predicted
+  // prefetchSeconds ahead along its recent motion. prefetchFrameSeconds: the time between two
+  // stream()/frame() calls for the motion estimate; 0 = the steady clock (tests and fixed-step
+  // benchmarks set it, which makes the prefetch deterministic).
+  bool prefetch = true;
+  double prefetchSeconds = 0.75;
+  double prefetchFrameSeconds = 0;
   std::string shaderDir;             // empty: $HF_SHADER_DIR, else the source tree's shaders/
+  // Tests: an atlas allocation of more bytes than this fails as if the GPU were out of memory
+  // (GL_OUT_OF_MEMORY), to exercise the shrinking in create() on any driver. 0 = no limit.
+  size_t debugMaxAtlasBytes = 0;
 };
 
 struct FrameStats {
@@ -74,8 +87,20 @@ struct FrameStats {
   uint64_t bytesStreamed = 0;        // archive payload bytes read by the strategy this frame
   LodStats lod;                      // of the drawn (resident) selection
   // GPU time per pass (GL_TIME_ELAPSED), milliseconds, from the frame before last (queries are
-  // double-buffered so reading them never stalls); -1 until a result is available.
+  // double-buffered so reading them never stalls); -1 until a result is available. After
+  // Renderer::finishFrame(): this frame's own figures.
   std::array<double, 3> gpuMs{-1, -1, -1};
+  // Render-thread wall time of the parts of this frame, milliseconds (steady clock):
+  double selectMs = 0;      // LOD selections (what the camera wants, prefetch, what is drawn)
+  double updateCpuMs = 0;   // atlas update: requests to the strategy + deliver (uploads/launches)
+  double drawCpuMs = 0;     // draw records, buffer updates and GL draw submission
+  size_t tilesRequested = 0;        // tiles asked of the strategy this frame (not resident)
+  size_t tilesPrefetch = 0;         // of those, for the predicted camera only (prefetch)
+  uint64_t compressedToDevice = 0;  // host->device bytes this frame (StreamStats differences)
+  uint64_t samplesToDevice = 0;
+  // Set by finishFrame(): GPU time of the atlas update that completed (GL upload pass plus,
+  // for cuda, the CUDA copy + decode batches finished since the last finishFrame), ms.
+  double updateGpuMs = -1;
 };
 
 enum class GpuPass { Upload = 0, Terrain = 1, Wireframe = 2 };
@@ -103,6 +128,18 @@ class Renderer {
   void frame(const Camera& camera, FrameStats* stats = nullptr);
   // True when every tile the camera wants is resident (or failed) and nothing is pending.
   bool settled() const;
+  // The tiles the last frame() drew (the selection restricted to resident tiles), in draw
+  // order; empty before the first frame(). Tests check them (LOD bound, failed tiles).
+  const std::vector<DrawTile>& lastDrawn() const;
+  // One-line notes from create() for the caller to print (no "Note:" prefix), e.g. "atlas
+  // shrunk from 256.0 MiB to 128.0 MiB (GPU out of memory)": the atlas texture could not be
+  // allocated at the budget's size, so its layers were halved until it could (down to the
+  // layers the top level needs; below that create() fails).
+  const std::vector<std::string>& notes() const;
+  // Benchmarks: waits until the GPU has finished everything submitted so far (glFinish) and
+  // puts this frame's exact GPU pass times into `stats` (gpuMs, updateGpuMs). A synchronous
+  // frame: call after frame(); never needed for viewing.
+  void finishFrame(FrameStats* stats);
 
   // A resident tile's p x p samples as they are in the atlas (tests: strategy parity). False
   // when the tile is not resident.

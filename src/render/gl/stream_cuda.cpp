@@ -140,6 +140,18 @@ class CudaStreamStrategy final : public StreamStrategy {
     return s;
   }
 
+  // Batches whose decode has completed are finished now (no wait): their surfaces are freed and
+  // their GPU time counted.
+  void pollCompleted() override {
+    if (fallback_) return fallback_->pollCompleted();
+    try {
+      for (auto& pr : pairs_)
+        if (pr->busy && pr->done.ready()) finish(*pr);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "Warning: cuda streaming: %s\n", e.what());
+    }
+  }
+
   void releaseGl() override {
     stopLoader();
     try {
@@ -162,7 +174,8 @@ class CudaStreamStrategy final : public StreamStrategy {
   struct Pair {
     hfgpu::GpuDecoder decoder;
     hfgpu::Stream stream;
-    hfgpu::Event done{false};
+    hfgpu::Event start;  // timing events: StreamStats::deviceMs (copy + decode of a batch)
+    hfgpu::Event done;
     bool busy = false;
     std::vector<size_t> tiles;  // of the batch in flight (for the OutOfRange report)
     std::vector<cudaSurfaceObject_t> surfaces;
@@ -246,6 +259,11 @@ class CudaStreamStrategy final : public StreamStrategy {
     if (!pr.busy) return;
     pr.busy = false;
     pr.done.synchronize();
+    {
+      const double ms = double(pr.done.elapsedMsSince(pr.start));
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.deviceMs += ms;
+    }
     const std::vector<hfpac::Status> st = pr.decoder.statuses();
     for (size_t i = 0; i < st.size() && i < pr.tiles.size(); ++i)
       if (st[i] == hfpac::Status::OutOfRange)
@@ -308,6 +326,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       Pair& pr = *pairs_[next_++ % pairs_.size()];
       finish(pr);  // the pair's previous batch (its staging and surfaces)
       pr.decoder.prepare(patches.data(), patches.size());
+      pr.start.record(pr.stream);
       const std::vector<hfpac::Status> valid = pr.decoder.plan().statuses();
       blob = pr.decoder.plan().blobBytes();
       pr.decoder.uploadAsync(pr.stream);

@@ -66,7 +66,9 @@ class PageTable {
   long slot(size_t tile) const { return slotOf_[tile]; }  // -1 when not resident
   const std::vector<uint8_t>& residency() const { return residency_; }
 
-  // Marks a resident tile as used in `frame` (most recently used).
+  // Marks a resident tile as used in `frame` (most recently used). touch(tile, frame - 1) keeps
+  // a tile ahead of stale ones without protecting it in `frame` (prefetch, request.h); touch
+  // those before the current frame's tiles so that the LRU order stays by frame.
   void touch(size_t tile, uint64_t frame);
   // A pinned tile is never evicted (call after it became resident).
   void pin(size_t tile);
@@ -121,6 +123,9 @@ struct StreamStats {
   // cuda: always 0, the GPU decodes straight into the atlas).
   uint64_t compressedToDevice = 0;
   uint64_t samplesToDevice = 0;
+  // GPU time of the strategy's own device work that has completed so far (cuda: copy + decode
+  // batches, from CUDA events), milliseconds; 0 for strategies that upload through GL.
+  double deviceMs = 0;
 };
 
 class StreamStrategy {
@@ -137,6 +142,9 @@ class StreamStrategy {
   // Tiles queued, being loaded or finished but not delivered.
   virtual size_t pending() const = 0;
   virtual StreamStats stats() const = 0;
+  // Collects the figures of device work that has completed (StreamStats::deviceMs); never
+  // waits. Benchmarks call it after the GPU finished a frame.
+  virtual void pollCompleted() {}
   // Frees GL/CUDA resources while the context is still current (the renderer calls it from its
   // destructor). The strategy is unusable afterwards.
   virtual void releaseGl() {}

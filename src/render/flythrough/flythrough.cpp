@@ -1,0 +1,214 @@
+// flythrough.cpp - the flythrough benchmark engine (flythrough.h).
+#include "render/flythrough/flythrough.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "archive/archive.h"
+
+namespace hfr {
+
+namespace {
+
+double threadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) * 1e-6;
+}
+
+double msSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// One synchronous frame, recorded.
+FlyFrame timedFrame(Renderer& r, const Camera& cam) {
+  FrameStats st;
+  FlyFrame f;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = threadCpuMs();
+  r.frame(cam, &st);
+  f.renderCpuMs = threadCpuMs() - cpu0;
+  r.finishFrame(&st);
+  f.frameMs = msSince(t0);
+  f.selectMs = st.selectMs;
+  f.updateCpuMs = st.updateCpuMs;
+  f.drawCpuMs = st.drawCpuMs;
+  f.updateGpuMs = std::max(0.0, st.updateGpuMs);
+  f.drawGpuMs = std::max(0.0, st.gpuMs[size_t(GpuPass::Terrain)]) +
+                std::max(0.0, st.gpuMs[size_t(GpuPass::Wireframe)]);
+  f.tilesRequested = st.tilesRequested;
+  f.tilesUploaded = st.uploads;
+  f.tilesDrawn = st.tilesDrawn;
+  f.tilesPending = st.pending;
+  f.tilesMissing = st.tilesMissing;
+  f.triangles = st.triangles;
+  f.compressedToDevice = st.compressedToDevice;
+  f.samplesToDevice = st.samplesToDevice;
+  return f;
+}
+
+std::string formatPath(const FlythroughOptions& o, double altitude) {
+  char buf[160];
+  if (!o.path.empty()) {
+    std::snprintf(buf, sizeof buf, "recorded path, %zu keys, %.1f s", o.path.keys().size(),
+                  o.path.duration());
+  } else {
+    std::snprintf(buf, sizeof buf, "diagonal SW->NE at %.0f m, %.0f m/s", altitude, o.speed);
+  }
+  return buf;
+}
+
+}  // namespace
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double rank = std::ceil(p / 100.0 * double(v.size()));
+  const size_t i = size_t(std::clamp(rank, 1.0, double(v.size()))) - 1;
+  return v[i];
+}
+
+double atlasBudgetForFraction(const hfa::ArchiveReader& archive, double fraction) {
+  const double p = archive.header().tileSize();
+  return fraction * double(archive.tiles().size()) * p * p * 2.0 / (1024.0 * 1024.0);
+}
+
+bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
+                   const RenderSettings& settings, const FlythroughOptions& options,
+                   FlythroughRun& run, std::string& error) {
+  if (!(options.dt > 0) || !std::isfinite(options.dt)) {
+    error = "the time step must be > 0 seconds";
+    return false;
+  }
+  if (!(options.speed > 0) || !std::isfinite(options.speed)) {
+    error = "the speed must be > 0 m/s";
+    return false;
+  }
+  auto renderer = Renderer::create(archive, strategy, settings, error);
+  if (!renderer) return false;
+  run.frames.clear();
+  run.fill = FillResult{};
+  run.archiveTiles = archive.tiles().size();
+
+  CameraPath path = options.path;
+  if (path.empty()) {
+    double minZ, maxZ, extentX, extentY;
+    renderer->terrainBox(minZ, maxZ, extentX, extentY);
+    const double altitude =
+        std::isfinite(options.altitude) ? options.altitude : std::max(maxZ, 1.0) / 3.0;
+    path = CameraPath::diagonal(extentX, extentY, altitude, options.speed);
+    run.path = formatPath(options, altitude);
+  } else {
+    run.path = formatPath(options, 0);
+  }
+  int frames = options.frames;
+  if (frames <= 0)
+    frames = int(std::min<double>(FlythroughOptions::kMaxFrames,
+                                  std::floor(path.duration() / options.dt) + 1));
+
+  // 1. Initial fill at the first camera.
+  const Camera first = path.at(path.startTime());
+  const StreamStats before = strategy.stats();
+  const auto fill0 = std::chrono::steady_clock::now();
+  for (int i = 0;; ++i) {
+    FlyFrame f = timedFrame(*renderer, first);
+    f.fill = true;
+    f.index = i;
+    run.frames.push_back(f);
+    if (renderer->settled()) break;
+    if (msSince(fill0) > options.fillTimeoutS * 1e3) {
+      error = "the initial fill did not finish within " +
+              std::to_string(int(options.fillTimeoutS)) + " s";
+      return false;
+    }
+  }
+  run.fill.ms = msSince(fill0);
+  run.fill.frames = int(run.frames.size());
+  const StreamStats afterFill = strategy.stats();
+  run.fill.tiles = afterFill.delivered - before.delivered;
+  run.fill.compressedToDevice = afterFill.compressedToDevice - before.compressedToDevice;
+  run.fill.samplesToDevice = afterFill.samplesToDevice - before.samplesToDevice;
+
+  // 2. The flight at a fixed simulated time step.
+  for (int i = 0; i < frames; ++i) {
+    const double t = double(i) * options.dt;
+    FlyFrame f = timedFrame(*renderer, path.at(path.startTime() + t));
+    f.index = i;
+    f.t = t;
+    run.frames.push_back(f);
+  }
+  FrameStats last;
+  renderer->stream(path.at(path.startTime() + double(frames - 1) * options.dt), &last);
+  run.atlasSlots = last.atlasSlots;
+  run.failedTiles = last.failedTiles;
+  return true;
+}
+
+FlightSummary summarize(const FlythroughRun& run) {
+  FlightSummary s;
+  std::vector<double> ms, cpu, sel, draw;
+  double afterFirst = 0, updCpu = 0, updGpu = 0, missing = 0;
+  for (const FlyFrame& f : run.frames) {
+    if (f.fill) continue;
+    ms.push_back(f.frameMs);
+    cpu.push_back(f.renderCpuMs);
+    sel.push_back(f.selectMs);
+    draw.push_back(f.drawGpuMs);
+    if (f.index > 0) afterFirst = std::max(afterFirst, f.frameMs);
+    updCpu += f.updateCpuMs;
+    updGpu += f.updateGpuMs;
+    missing += double(f.tilesMissing);
+    s.compressedToDevice += f.compressedToDevice;
+    s.samplesToDevice += f.samplesToDevice;
+    s.uploads += f.tilesUploaded;
+  }
+  s.frames = ms.size();
+  if (ms.empty()) return s;
+  const double n = double(ms.size());
+  s.medianMs = percentile(ms, 50);
+  s.p95Ms = percentile(ms, 95);
+  s.p99Ms = percentile(ms, 99);
+  s.maxMs = *std::max_element(ms.begin(), ms.end());
+  s.maxAfterFirstMs = afterFirst;
+  s.meanUpdateCpuMs = updCpu / n;
+  s.meanUpdateGpuMs = updGpu / n;
+  s.medianRenderCpuMs = percentile(cpu, 50);
+  s.p99RenderCpuMs = percentile(cpu, 99);
+  s.medianSelectMs = percentile(sel, 50);
+  s.medianDrawGpuMs = percentile(draw, 50);
+  s.meanMissing = missing / n;
+  return s;
+}
+
+bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::string& error) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+  if (!f) {
+    error = "cannot write " + path;
+    return false;
+  }
+  std::fprintf(f.get(),
+               "phase,frame,t_s,frame_ms,render_cpu_ms,select_ms,update_cpu_ms,update_gpu_ms,"
+               "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
+               "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
+               "decompressed_bytes_h2d\n");
+  for (const FlyFrame& r : run.frames)
+    std::fprintf(f.get(),
+                 "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu\n",
+                 r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
+                 r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
+                 r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
+                 (unsigned long long)r.triangles, (unsigned long long)r.compressedToDevice,
+                 (unsigned long long)r.samplesToDevice);
+  if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
+    error = "writing " + path + " failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace hfr

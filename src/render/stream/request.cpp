@@ -1,0 +1,184 @@
+// request.cpp - request priorities per frame and the camera motion used for prefetching.
+#include "render/stream/request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace hfr {
+
+namespace {
+
+constexpr uint8_t kNeeded = 1;     // in the list being built
+constexpr uint8_t kExpanded = 2;   // its ancestors and their children are in too
+constexpr uint8_t kCurrent = 4;    // needed by the current view (not only the predicted one)
+constexpr uint8_t kRequested = 8;  // already in the request
+
+double wrapDegrees(double d) {  // to [-180, 180)
+  d = std::fmod(d + 180.0, 360.0);
+  return (d < 0 ? d + 360.0 : d) - 180.0;
+}
+
+}  // namespace
+
+// ---- CameraMotion ----
+
+void CameraMotion::observe(const Camera& camera, double time) {
+  if (!samples_.empty()) {
+    const Camera& last = samples_.back().camera;
+    const double dx = camera.x - last.x, dy = camera.y - last.y, dz = camera.z - last.z;
+    if (std::sqrt(dx * dx + dy * dy + dz * dz) > limits.maxStep) {
+      samples_.clear();  // a new view: its motion starts now
+    } else if (time <= samples_.back().time) {
+      samples_.back().camera = camera;
+      return;
+    }
+  }
+  samples_.push_back(Sample{camera, time});
+  // Keep the newest pose and the poses within the window before it (at most 64: a stream()
+  // loop polls far faster than frames).
+  while (samples_.size() > 2 &&
+         (samples_.back().time - samples_[1].time >= limits.window || samples_.size() > 64))
+    samples_.pop_front();
+}
+
+bool CameraMotion::predict(double ahead, Camera& out) const {
+  if (samples_.size() < 2 || !(ahead > 0)) return false;
+  const Sample& a = samples_.front();
+  const Sample& b = samples_.back();
+  const double dt = b.time - a.time;
+  if (!(dt > 0)) return false;
+  const double k = ahead / dt;
+  double dx = (b.camera.x - a.camera.x) * k, dy = (b.camera.y - a.camera.y) * k,
+         dz = (b.camera.z - a.camera.z) * k;
+  const double len = std::sqrt(dx * dx + dy * dy + dz * dz);
+  double moved = len;
+  if (len > limits.maxDistance) {
+    const double s = limits.maxDistance / len;
+    dx *= s, dy *= s, dz *= s;
+    moved = limits.maxDistance;
+  }
+  const double yaw = std::clamp(wrapDegrees(b.camera.yaw - a.camera.yaw) * k, -limits.maxTurn,
+                                limits.maxTurn);
+  const double pitch = std::clamp((b.camera.pitch - a.camera.pitch) * k, -limits.maxTurn,
+                                  limits.maxTurn);
+  out = b.camera;
+  out.x += dx;
+  out.y += dy;
+  out.z += dz;
+  out.yaw = b.camera.yaw + yaw;
+  out.pitch = std::clamp(b.camera.pitch + pitch, -89.0, 89.0);
+  return moved > limits.minMove || std::fabs(yaw) > limits.minTurn ||
+         std::fabs(out.pitch - b.camera.pitch) > limits.minTurn;
+}
+
+// ---- RequestPlanner ----
+
+void RequestPlanner::reset() {
+  wanted_.clear();
+  drawn_.clear();
+  blocked_.clear();
+}
+
+void RequestPlanner::clearMarks() {
+  for (size_t t : marked_) mark_[t] = 0;
+  marked_.clear();
+}
+
+void RequestPlanner::addNeeded(const LodSelector& selector, size_t tile, std::vector<size_t>& out) {
+  auto add = [&](size_t t) {
+    if (mark_[t] & kNeeded) return;
+    if (!mark_[t]) marked_.push_back(t);
+    mark_[t] |= kNeeded;
+    out.push_back(t);
+  };
+  add(tile);
+  // Ancestors and their children (a refined node needs all of its children). An expanded
+  // ancestor has its own ancestors expanded too: stop there.
+  for (long p = selector.parent(tile); p >= 0; p = selector.parent(size_t(p))) {
+    if (mark_[size_t(p)] & kExpanded) break;
+    add(size_t(p));
+    mark_[size_t(p)] |= kExpanded;
+    for (int c = 0; c < 4; ++c) {
+      const long ch = selector.child(size_t(p), c);
+      if (ch >= 0) add(size_t(ch));
+    }
+  }
+}
+
+void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& patterns,
+                          const LodCamera& camera, const LodCamera* predicted, PageTable& pages,
+                          uint64_t frame, const std::vector<uint8_t>& failed, RequestPlan& out) {
+  const std::vector<LodTile>& tiles = selector.pyramid().tiles;
+  if (failed.size() != tiles.size() || pages.residency().size() != tiles.size())
+    throw std::invalid_argument("request: failed and the page table must have one entry per tile");
+  mark_.resize(tiles.size(), 0);
+  out.request.clear();
+  out.missing.clear();
+  out.needed.clear();
+  out.prefetch = out.blocked = 0;
+
+  // What the camera wants now (hysteresis against the previous frame's wish), and what drawing
+  // it needs.
+  LodSelectOptions opt;
+  opt.history = &wanted_;
+  const std::vector<DrawTile> want = selector.select(camera, patterns, &out.lod, opt);
+  std::vector<size_t>& needed = out.needed;
+  std::vector<size_t> ahead;
+  for (const DrawTile& d : want) addNeeded(selector, d.tile, needed);
+  for (size_t t : needed) mark_[t] |= kCurrent;
+  out.wanted = want.size();
+  // What the predicted camera will want, beyond that (no history: a look ahead, not a frame).
+  if (predicted)
+    for (const DrawTile& d : selector.select(*predicted, patterns)) addNeeded(selector, d.tile, ahead);
+
+  auto coarseFirst = [&](size_t a, size_t b) { return tiles[a].level > tiles[b].level; };
+  std::stable_sort(needed.begin(), needed.end(), coarseFirst);
+  std::stable_sort(ahead.begin(), ahead.end(), coarseFirst);
+
+  // Touch: prefetch tiles as used in the previous frame (ahead of stale tiles in the LRU, still
+  // evictable now), then the current ones (not evictable this frame). At most the slots the
+  // current view leaves free go to prefetching.
+  const size_t cap = pages.capacity() > needed.size() ? pages.capacity() - needed.size() : 0;
+  std::vector<size_t> prefetchRequest;
+  for (size_t i = 0; i < ahead.size() && i < cap; ++i) {
+    const size_t t = ahead[i];
+    if (pages.resident(t)) pages.touch(t, frame > 0 ? frame - 1 : 0);
+    else if (!failed[t]) prefetchRequest.push_back(t);
+  }
+  for (size_t t : needed) {
+    if (pages.resident(t)) pages.touch(t, frame);
+    else if (!failed[t]) out.missing.push_back(t);
+  }
+
+  // Request: first the missing tiles that forced the drawn selection to coarsen a balance
+  // split (the coarsening lasts until they arrive), then the rest of the current view, then
+  // the prefetch.
+  for (size_t t : blocked_) {
+    if (t >= tiles.size() || !(mark_[t] & kCurrent) || (mark_[t] & kRequested)) continue;
+    if (pages.resident(t) || failed[t]) continue;
+    mark_[t] |= kRequested;
+    out.request.push_back(t);
+  }
+  out.blocked = out.request.size();
+  for (size_t t : out.missing)
+    if (!(mark_[t] & kRequested)) out.request.push_back(t);
+  out.request.insert(out.request.end(), prefetchRequest.begin(), prefetchRequest.end());
+  out.prefetch = prefetchRequest.size();
+  clearMarks();
+}
+
+std::vector<DrawTile> RequestPlanner::selectDrawn(const LodSelector& selector,
+                                                  const DominoPatterns& patterns,
+                                                  const LodCamera& camera,
+                                                  const std::vector<uint8_t>& usable,
+                                                  LodStats* stats) {
+  blocked_.clear();
+  LodSelectOptions opt;
+  opt.usable = &usable;
+  opt.history = &drawn_;
+  opt.blocked = &blocked_;
+  return selector.select(camera, patterns, stats, opt);
+}
+
+}  // namespace hfr

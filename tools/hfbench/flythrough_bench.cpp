@@ -1,0 +1,453 @@
+// flythrough_bench.cpp - `hfbench flythrough` (flythrough_bench.h).
+#include "flythrough_bench.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "archive/archive.h"
+#include "plot.h"
+#include "render/flythrough/flythrough.h"
+#include "render/gl/stream_gl.h"
+
+namespace hfbench {
+
+namespace {
+
+int fail(const std::string& msg) {
+  std::fprintf(stderr, "Error: %s\n", msg.c_str());
+  return 1;
+}
+
+const char* kUsage =
+    "usage: hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] [--name NAME]\n"
+    "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
+    "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
+    "         [--note TEXT] [-q]\n"
+    "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
+    "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
+    "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
+    "Writes DIR/NAME-<run>.csv (one row per frame), DIR/NAME.md (the report) and\n"
+    "DIR/NAME-frametime.png. Defaults: DIR '.', NAME from HFPAC's file name, 1920x1080,\n"
+    "tau 1, the diagonal at 1/3 of the maximum height at 8000 m/s, dt 1/60 s, frames to cover\n"
+    "the path (at most 3000), an atlas for 0.55 of all tiles.\n";
+
+struct RunSpec {
+  std::string label;     // "raw", "cpu", "cuda x2", "cuda x2 rbuc"
+  std::string file;      // for the CSV name: "raw", "cpu", "cuda2", "cuda2-rbuc"
+  std::string strategy;  // factory name
+  int streams = 2;
+  int archive = 0;       // 0 raw, 1 hfpac, 2 rbuc
+};
+
+bool parseIntList(const char* s, std::vector<int>& out) {
+  out.clear();
+  const char* p = s;
+  while (*p) {
+    char* end = nullptr;
+    const long v = std::strtol(p, &end, 10);
+    if (end == p || v < 1 || v > 64) return false;
+    out.push_back(int(v));
+    p = end;
+    if (*p == ',') ++p;
+    else if (*p) return false;
+  }
+  return !out.empty();
+}
+
+bool parsePositive(const char* s, double& v) {
+  char* end = nullptr;
+  v = std::strtod(s, &end);
+  return end != s && !*end && std::isfinite(v) && v > 0;
+}
+
+std::string baseName(const std::string& path) {
+  std::string b = path.substr(path.find_last_of('/') + 1);
+  const size_t dot = b.rfind(".hfa");
+  if (dot != std::string::npos && dot + 4 == b.size()) b.resize(dot);
+  return b.empty() ? "flythrough" : b;
+}
+
+uint64_t payloadBytes(const hfa::ArchiveReader& a) {
+  uint64_t n = 0;
+  for (const auto& t : a.tiles()) n += t.size;
+  return n;
+}
+
+// Reads every payload once (CRC checked) so that the OS page cache holds the archive and no
+// run pays for the disk that an earlier one did not: the comparison is of the strategies.
+bool warm(const hfa::ArchiveReader& a, std::string& error) {
+  for (size_t t = 0; t < a.tiles().size(); ++t) {
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    if (!a.payload(t, data, size, error)) return false;
+  }
+  return true;
+}
+
+// Same DEM, same pyramid: otherwise the runs would not see the same tiles.
+bool samePyramid(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b) {
+  const hfa::Header &x = a.header(), &y = b.header();
+  if (x.tileLog != y.tileLog || x.levels != y.levels || x.width != y.width ||
+      x.height != y.height || a.tiles().size() != b.tiles().size())
+    return false;
+  for (size_t i = 0; i < a.tiles().size(); ++i) {
+    const auto &s = a.tiles()[i], &t = b.tiles()[i];
+    if (s.level != t.level || s.x != t.x || s.y != t.y) return false;
+  }
+  return true;
+}
+
+std::string fixed2(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+std::string ratio(double a, double b) { return b > 0 ? fixed2(a / b) : "-"; }
+std::string mib(double bytes) { return fixed2(bytes / (1024.0 * 1024.0)); }
+std::string general3(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+const char* mark(bool ok) { return ok ? "met" : "**missed**"; }
+
+struct Measured {
+  RunSpec spec;
+  hfr::FlythroughRun run;
+  hfr::FlightSummary sum;
+  std::string name;  // the strategy that actually ran (cuda may fall back to cpu)
+};
+
+// Mean per flight frame of the parts of a frame (report: where the time goes).
+struct Breakdown {
+  double select = 0, updateCpu = 0, drawCpu = 0, updateGpu = 0, drawGpu = 0, frame = 0, cpu = 0;
+};
+Breakdown breakdown(const hfr::FlythroughRun& run) {
+  Breakdown b;
+  double n = 0;
+  for (const auto& f : run.frames) {
+    if (f.fill) continue;
+    b.select += f.selectMs;
+    b.updateCpu += f.updateCpuMs;
+    b.drawCpu += f.drawCpuMs;
+    b.updateGpu += f.updateGpuMs;
+    b.drawGpu += f.drawGpuMs;
+    b.frame += f.frameMs;
+    b.cpu += f.renderCpuMs;
+    ++n;
+  }
+  if (n > 0) {
+    for (double* v : {&b.select, &b.updateCpu, &b.drawCpu, &b.updateGpu, &b.drawGpu, &b.frame, &b.cpu})
+      *v /= n;
+  }
+  return b;
+}
+
+bool writeReport(const std::string& path, const std::string& name, const std::string& command,
+                 const std::string& device, const std::string& note,
+                 const hfr::RenderSettings& rs, const hfr::FlythroughOptions& fly,
+                 const std::vector<const hfa::ArchiveReader*>& archives,
+                 const std::vector<std::string>& archivePaths, const std::vector<Measured>& runs,
+                 const std::string& plotFile, std::string& error) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
+  if (!f) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    return false;
+  }
+  std::FILE* o = f.get();
+  const double rawBytes = double(payloadBytes(*archives[0]));
+  const double hfBytes = double(payloadBytes(*archives[1]));
+  const double compression = hfBytes > 0 ? rawBytes / hfBytes : 0;
+  const hfa::Header& h = archives[1]->header();
+  std::fprintf(o, "# Flythrough: %s\n\n", name.c_str());
+  std::fprintf(o, "- command: `%s`\n", command.c_str());
+  std::fprintf(o, "- device: %s\n", device.c_str());
+  if (!note.empty()) std::fprintf(o, "- note: %s\n", note.c_str());
+  std::fprintf(o, "- DEM: %u x %u samples, tiles of %d, %d levels, %zu tiles\n", h.width, h.height,
+               h.tileSize(), h.levels, archives[1]->tiles().size());
+  for (size_t i = 0; i < archives.size(); ++i) {
+    if (!archives[i]) continue;
+    const double b = double(payloadBytes(*archives[i]));
+    std::fprintf(o, "- `%s`: %s MiB of payloads (%s x smaller than raw)\n",
+                 archivePaths[i].c_str(), mib(b).c_str(), ratio(rawBytes, b).c_str());
+  }
+  const Measured& first = runs.front();
+  std::fprintf(o,
+               "- view: %dx%d, tau %.3g px, %s, %zu frames of %.4f s (fixed step), atlas %zu "
+               "slots = %.0f %% of the tiles\n",
+               rs.width, rs.height, rs.tau, first.run.path.c_str(), first.sum.frames, fly.dt,
+               first.run.atlasSlots,
+               100.0 * double(first.run.atlasSlots) / double(std::max<size_t>(1, first.run.archiveTiles)));
+  std::fprintf(o,
+               "- method: every run starts from an empty atlas (top level only); frames are\n"
+               "  synchronous (frame + glFinish), so a frame time is its whole CPU + GPU cost;\n"
+               "  loader threads run in real time between frames; both archives were read once\n"
+               "  before the runs (page cache warm: no disk in the comparison). \"fill\" = frames\n"
+               "  at the first camera until everything it wants is resident. Ratios are against\n"
+               "  `raw` from this same process.\n\n");
+
+  const Measured* raw = nullptr;
+  for (const auto& m : runs)
+    if (m.spec.strategy == "raw") raw = &m;
+  std::fprintf(o, "## Results\n\n");
+  std::fprintf(o,
+               "| run | initial fill ms | fill / raw | median ms | p95 | p99 | max | max after "
+               "first | median / raw | p99 / raw | render CPU median ms | update CPU ms | "
+               "update GPU ms | host->device MiB | bytes / raw | missing tiles / frame |\n");
+  std::fprintf(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& m : runs) {
+    const auto& s = m.sum;
+    const double bytes = double(s.compressedToDevice + s.samplesToDevice +
+                                m.run.fill.compressedToDevice + m.run.fill.samplesToDevice);
+    double rawTotal = 0;
+    if (raw)
+      rawTotal = double(raw->sum.compressedToDevice + raw->sum.samplesToDevice +
+                        raw->run.fill.compressedToDevice + raw->run.fill.samplesToDevice);
+    std::fprintf(o, "| %s%s | %.1f | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s | %.3f | %.3f | %.3f | %s | %s | %.1f |\n",
+                 m.spec.label.c_str(), m.name != m.spec.strategy ? (" (ran as " + m.name + ")").c_str() : "",
+                 m.run.fill.ms, raw ? ratio(m.run.fill.ms, raw->run.fill.ms).c_str() : "-",
+                 s.medianMs, s.p95Ms, s.p99Ms, s.maxMs, s.maxAfterFirstMs,
+                 raw ? ratio(s.medianMs, raw->sum.medianMs).c_str() : "-",
+                 raw ? ratio(s.p99Ms, raw->sum.p99Ms).c_str() : "-", s.medianRenderCpuMs,
+                 s.meanUpdateCpuMs, s.meanUpdateGpuMs, mib(bytes).c_str(),
+                 ratio(bytes, rawTotal).c_str(), s.meanMissing);
+  }
+  std::fprintf(o, "\nhost->device bytes: initial fill + flight; `raw` and `cpu` move decompressed "
+                  "samples, `cuda` only compressed payloads.\n\n");
+
+  std::fprintf(o, "## Where the time goes (mean per flight frame, ms)\n\n");
+  std::fprintf(o, "| run | frame | render-thread CPU | LOD selection | atlas update CPU | draw CPU | atlas update GPU | draw GPU |\n");
+  std::fprintf(o, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& m : runs) {
+    const Breakdown b = breakdown(m.run);
+    std::fprintf(o, "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", m.spec.label.c_str(),
+                 b.frame, b.cpu, b.select, b.updateCpu, b.drawCpu, b.updateGpu, b.drawGpu);
+  }
+
+  // Targets (issue 6), for the best cuda run (lowest median frame time).
+  const Measured* cuda = nullptr;
+  for (const auto& m : runs)
+    if (m.name == "cuda" && m.spec.archive == 1 && (!cuda || m.sum.medianMs < cuda->sum.medianMs))
+      cuda = &m;
+  std::fprintf(o, "\n## Targets\n\n");
+  if (!cuda || !raw) {
+    std::fprintf(o, "No `cuda` run (no CUDA device or build) or no `raw` run: targets not evaluated.\n");
+  } else {
+    const auto& c = cuda->sum;
+    const double fillRatio = cuda->run.fill.ms / std::max(1e-9, raw->run.fill.ms);
+    const double cudaBytes = double(c.compressedToDevice + c.samplesToDevice +
+                                    cuda->run.fill.compressedToDevice + cuda->run.fill.samplesToDevice);
+    const double rawTotal = double(raw->sum.compressedToDevice + raw->sum.samplesToDevice +
+                                   raw->run.fill.compressedToDevice + raw->run.fill.samplesToDevice);
+    const Breakdown b = breakdown(cuda->run);
+    std::fprintf(o, "Best cuda run: %s.\n\n", cuda->spec.label.c_str());
+    std::fprintf(o, "| target | measured | |\n|---|---|---|\n");
+    std::fprintf(o, "| initial fill <= 0.5 x raw | %.2f x (%.1f vs %.1f ms) | %s |\n", fillRatio,
+                 cuda->run.fill.ms, raw->run.fill.ms, mark(fillRatio <= 0.5));
+    std::fprintf(o, "| median frame <= raw | %.3f vs %.3f ms | %s |\n", c.medianMs, raw->sum.medianMs,
+                 mark(c.medianMs <= raw->sum.medianMs));
+    std::fprintf(o, "| p99 frame <= raw | %.3f vs %.3f ms | %s |\n", c.p99Ms, raw->sum.p99Ms,
+                 mark(c.p99Ms <= raw->sum.p99Ms));
+    std::fprintf(o, "| render-thread CPU < 0.5 ms per frame | median %.3f, p99 %.3f ms | %s |\n",
+                 c.medianRenderCpuMs, c.p99RenderCpuMs, mark(c.p99RenderCpuMs < 0.5));
+    std::fprintf(o, "| median frame < 2 ms | %.3f ms | %s |\n", c.medianMs, mark(c.medianMs < 2));
+    std::fprintf(o, "| no frame > 8 ms after the first | max %.3f ms | %s |\n", c.maxAfterFirstMs,
+                 mark(c.maxAfterFirstMs <= 8));
+    std::fprintf(o, "| host->device bytes <= raw / compression ratio (%.2f) | %s MiB vs %s MiB | %s |\n",
+                 compression, mib(cudaBytes).c_str(), mib(rawTotal / std::max(1e-9, compression)).c_str(),
+                 mark(cudaBytes <= rawTotal / std::max(1e-9, compression) * 1.0001));
+    std::fprintf(o, "\nThe cuda frame, mean ms: LOD selection %.3f, atlas update CPU %.3f (GPU %.3f), "
+                    "draw CPU %.3f (GPU %.3f), render-thread CPU %.3f of %.3f.\n",
+                 b.select, b.updateCpu, b.updateGpu, b.drawCpu, b.drawGpu, b.cpu, b.frame);
+  }
+  std::fprintf(o, "\n## Frame time over the path\n\n![frame time](%s)\n", plotFile.c_str());
+  if (std::fflush(o) != 0 || std::ferror(o)) {
+    error = "writing " + path + " failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int runFlythroughCommand(int argc, char** argv) {
+  std::vector<std::string> inputs;
+  std::string rbucPath, outDir = ".", name, pathArg = "diagonal", note;
+  std::vector<int> streams{1, 2, 4};
+  hfr::RenderSettings rs;
+  rs.width = 1920;
+  rs.height = 1080;
+  hfr::FlythroughOptions fly;
+  double budgetFraction = 0.55, budget = 0;
+  bool quiet = false;
+  std::string command = "hfbench";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    double d = 0;
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (a == "-q" || a == "--quiet") {
+      quiet = true;
+    } else if (a == "--rbuc" || a == "--out" || a == "--name" || a == "--path" || a == "--note") {
+      if (!(v = value())) return fail(a + " needs a value");
+      (a == "--rbuc" ? rbucPath : a == "--out" ? outDir : a == "--name" ? name : a == "--path" ? pathArg : note) = v;
+    } else if (a == "--streams") {
+      if (!(v = value()) || !parseIntList(v, streams)) return fail("--streams wants K[,K...] with 1 <= K <= 64");
+    } else if (a == "--frames") {
+      char* end = nullptr;
+      if (!(v = value())) return fail("--frames needs a value");
+      const long n = std::strtol(v, &end, 10);
+      if (end == v || *end || n < 1 || n > 1000000) return fail(std::string("--frames wants 1..1000000, got '") + v + "'");
+      fly.frames = int(n);
+    } else if (a == "--size") {
+      if (!(v = value()) || std::sscanf(v, "%dx%d", &rs.width, &rs.height) != 2 || rs.width < 1 ||
+          rs.height < 1 || rs.width > 16384 || rs.height > 16384)
+        return fail("--size wants WxH (1..16384)");
+    } else if (a == "--tau" || a == "--speed" || a == "--dt" || a == "--budget-fraction" || a == "--budget") {
+      if (!(v = value()) || !parsePositive(v, d)) return fail(a + " wants a number > 0");
+      if (a == "--tau") rs.tau = d;
+      else if (a == "--speed") fly.speed = d;
+      else if (a == "--dt") fly.dt = d;
+      else if (a == "--budget") budget = d;
+      else if (d > 1) return fail("--budget-fraction wants 0 < F <= 1");
+      else budgetFraction = d;
+    } else if (a == "--altitude") {
+      char* end = nullptr;
+      if (!(v = value())) return fail("--altitude needs a value");
+      fly.altitude = std::strtod(v, &end);
+      if (end == v || *end || !std::isfinite(fly.altitude)) return fail("--altitude wants metres");
+    } else if (!a.empty() && a[0] == '-') {
+      return fail("unknown option " + a + " (hfbench flythrough --help)");
+    } else {
+      inputs.push_back(a);
+    }
+  }
+  if (inputs.size() != 2) {
+    std::fputs(kUsage, stderr);
+    return fail("flythrough needs RAW.hfa and HFPAC.hfa");
+  }
+  if (name.empty()) name = baseName(inputs[1]);
+  if (pathArg != "diagonal") {
+    std::string error;
+    if (!fly.path.load(pathArg, error)) return fail(error);
+  }
+
+  // Archives: raw, hfpac, optional rbuc, all of one pyramid.
+  std::vector<std::string> paths{inputs[0], inputs[1]};
+  if (!rbucPath.empty()) paths.push_back(rbucPath);
+  std::vector<std::unique_ptr<hfa::ArchiveReader>> archives;
+  for (const auto& p : paths) {
+    auto r = std::make_unique<hfa::ArchiveReader>();
+    std::string error;
+    if (!r->open(p, error)) return fail(error);
+    archives.push_back(std::move(r));
+  }
+  if (archives[0]->header().codec != hfa::Codec::Raw)
+    return fail(paths[0] + " is not a raw archive (hfpack --codec raw)");
+  if (archives[1]->header().codec == hfa::Codec::Raw)
+    return fail(paths[1] + " is a raw archive; give the HFPaC one second");
+  for (size_t i = 1; i < archives.size(); ++i)
+    if (!samePyramid(*archives[0], *archives[i]))
+      return fail(paths[i] + " and " + paths[0] + " are not the same DEM (different tile pyramids)");
+  for (size_t i = 0; i < archives.size(); ++i) {
+    std::string error;
+    if (!warm(*archives[i], error)) return fail(error);
+  }
+  if (budget <= 0) budget = hfr::atlasBudgetForFraction(*archives[0], budgetFraction);
+  rs.atlasBudgetMiB = budget;
+  rs.fog = true;
+  {
+    struct stat st{};
+    if (::stat(outDir.c_str(), &st) != 0 && ::mkdir(outDir.c_str(), 0777) != 0)
+      return fail("cannot create " + outDir + ": " + std::strerror(errno));
+  }
+
+  std::vector<RunSpec> specs;
+  specs.push_back({"raw", "raw", "raw", 1, 0});
+  specs.push_back({"cpu", "cpu", "cpu", 1, 1});
+  const bool cudaHere = hfr::cudaStreamBuilt();
+  if (cudaHere) {
+    for (int k : streams)
+      specs.push_back({"cuda x" + std::to_string(k), "cuda" + std::to_string(k), "cuda", k, 1});
+    if (archives.size() > 2) {
+      const int k = streams.size() > 1 ? streams[1] : streams[0];
+      specs.push_back({"cuda x" + std::to_string(k) + " rbuc", "cuda" + std::to_string(k) + "-rbuc", "cuda", k, 2});
+    }
+  } else if (!quiet) {
+    std::fprintf(stderr, "Note: this hfbench has no cuda strategy (built without CUDA); raw and cpu only\n");
+  }
+
+  std::string error;
+  auto context = hfr::createHeadlessContext(error);
+  if (!context) return fail(error);
+  const std::string device = context->description();
+  std::vector<Measured> runs;
+  for (const RunSpec& spec : specs) {
+    hfr::StreamOptions so;
+    so.streams = spec.streams;
+    std::string snote;
+    auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)],
+                                                  error, snote, so);
+    if (!strategy) return fail(error);
+    if (!snote.empty() && !quiet) std::fprintf(stderr, "Note: %s: %s\n", spec.label.c_str(), snote.c_str());
+    Measured m;
+    m.spec = spec;
+    m.name = strategy->name();
+    m.run.strategy = spec.label;
+    m.run.archive = paths[size_t(spec.archive)];
+    if (!quiet) std::fprintf(stderr, "hfbench flythrough: %s ...\n", spec.label.c_str());
+    if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, rs, fly, m.run, error))
+      return fail(spec.label + ": " + error);
+    m.name = strategy->name();
+    m.sum = hfr::summarize(m.run);
+    const std::string csv = outDir + "/" + name + "-" + spec.file + ".csv";
+    if (!hfr::writeFlythroughCsv(csv, m.run, error)) return fail(error);
+    if (!quiet)
+      std::fprintf(stderr,
+                   "hfbench flythrough: %-14s fill %8.1f ms | frame median %.3f p99 %.3f max %.3f "
+                   "ms | render CPU %.3f ms | %s\n",
+                   spec.label.c_str(), m.run.fill.ms, m.sum.medianMs, m.sum.p99Ms, m.sum.maxMs,
+                   m.sum.medianRenderCpuMs, csv.c_str());
+    runs.push_back(std::move(m));
+  }
+
+  // Plot: frame time over the flight, one line per run.
+  std::vector<PlotSeries> series;
+  for (const auto& m : runs) {
+    PlotSeries s;
+    s.name = m.spec.label;
+    for (const auto& f : m.run.frames)
+      if (!f.fill) s.y.push_back(f.frameMs);
+    series.push_back(std::move(s));
+  }
+  PlotOptions po;
+  po.title = "hfbench flythrough: " + name + " (" + std::to_string(rs.width) + "x" +
+             std::to_string(rs.height) + ", tau " + general3(rs.tau) + " px)";
+  po.xLabel = "frame";
+  po.yLabel = "frame time (ms)";
+  const std::string plotFile = name + "-frametime.png";
+  if (!writeLinePlot(outDir + "/" + plotFile, series, po, error)) return fail(error);
+
+  std::vector<const hfa::ArchiveReader*> ars;
+  for (const auto& a : archives) ars.push_back(a.get());
+  const std::string report = outDir + "/" + name + ".md";
+  if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, error))
+    return fail(error);
+  if (!quiet) std::printf("hfbench flythrough: wrote %s and %s/%s\n", report.c_str(), outDir.c_str(), plotFile.c_str());
+  return 0;
+}
+
+}  // namespace hfbench

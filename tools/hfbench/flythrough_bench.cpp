@@ -31,7 +31,7 @@ const char* kUsage =
     "usage: hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] [--name NAME]\n"
     "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
     "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
-    "         [--note TEXT] [-q]\n"
+    "         [--no-prefetch] [--note TEXT] [-q]\n"
     "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
     "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
     "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
@@ -183,10 +183,11 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
   const Measured& first = runs.front();
   std::fprintf(o,
                "- view: %dx%d, tau %.3g px, %s, %zu frames of %.4f s (fixed step), atlas %zu "
-               "slots = %.0f %% of the tiles\n",
+               "slots = %.0f %% of the tiles, prefetch %s\n",
                rs.width, rs.height, rs.tau, first.run.path.c_str(), first.sum.frames, fly.dt,
                first.run.atlasSlots,
-               100.0 * double(first.run.atlasSlots) / double(std::max<size_t>(1, first.run.archiveTiles)));
+               100.0 * double(first.run.atlasSlots) / double(std::max<size_t>(1, first.run.archiveTiles)),
+               rs.prefetch ? "on" : "off");
   std::fprintf(o,
                "- method: every run starts from an empty atlas (top level only); frames are\n"
                "  synchronous (frame + glFinish), so a frame time is its whole CPU + GPU cost;\n"
@@ -301,6 +302,8 @@ int runFlythroughCommand(int argc, char** argv) {
       return 0;
     } else if (a == "-q" || a == "--quiet") {
       quiet = true;
+    } else if (a == "--no-prefetch") {
+      rs.prefetch = false;
     } else if (a == "--rbuc" || a == "--out" || a == "--name" || a == "--path" || a == "--note") {
       if (!(v = value())) return fail(a + " needs a value");
       (a == "--rbuc" ? rbucPath : a == "--out" ? outDir : a == "--name" ? name : a == "--path" ? pathArg : note) = v;

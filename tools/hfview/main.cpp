@@ -48,6 +48,7 @@ void usage() {
       "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
       "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
       "              [--speed M/S] [--dt S] [--frames N] [--csv FILE] [--budget-fraction F]\n"
+      "              [--no-prefetch]\n"
       "Without --headless: a window (GLFW + Dear ImGui; keys in README.md); with --screenshot\n"
       "it renders until the view is complete, writes the PNG and exits (headless if no display).\n"
       "In the window F9 records the camera into --record PATH (default hfview-path.txt), a\n"
@@ -107,6 +108,8 @@ int main(int argc, char** argv) {
       headless = true;
     } else if (a == "--bench") {
       bench = true;
+    } else if (a == "--no-prefetch") {
+      rs.prefetch = false;
     } else if (a == "--path") {
       pathArg = value("--path");
     } else if (a == "--csv") {

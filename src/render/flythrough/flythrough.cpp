@@ -89,8 +89,12 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
     error = "the speed must be > 0 m/s";
     return false;
   }
-  auto renderer = Renderer::create(archive, strategy, settings, error);
+  // The prefetch predicts the camera in simulated time, like the path.
+  RenderSettings rs = settings;
+  rs.prefetchFrameSeconds = options.dt;
+  auto renderer = Renderer::create(archive, strategy, rs, error);
   if (!renderer) return false;
+  for (const std::string& note : renderer->notes()) std::fprintf(stderr, "Note: %s\n", note.c_str());
   run.frames.clear();
   run.fill = FillResult{};
   run.archiveTiles = archive.tiles().size();

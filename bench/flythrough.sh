@@ -63,6 +63,13 @@ prepare() {
       rm -f "$ARCH/$name.hfr"
     else
       [[ -f "$src" ]] || { log "$name: no source $src; skipped"; return 1; }
+      if [[ "$name" == ps_height_1k ]]; then
+        # The PNG has no georeferencing: 160 m spacing and 0.1 m height units (SOURCES.md),
+        # given through a VRT (UTM 10N; the corner is nominal).
+        gdal_translate -q -of VRT -a_srs EPSG:32610 -a_ullr 500000 5300000 664000 5136000 \
+          -a_scale 0.1 "$src" "$ARCH/$name.vrt" || return 1
+        src="$ARCH/$name.vrt"
+      fi
       log "$name: hfpack $src"
       "$HFPACK" "$src" -o "$ARCH/$name.hfa" -q || return 1
     fi

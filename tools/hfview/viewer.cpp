@@ -349,6 +349,9 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::Separator();
       ImGui::Text("tiles drawn %zu (wanted %zu, missing %zu), triangles %llu", st.tilesDrawn,
                   st.tilesWanted, st.tilesMissing, (unsigned long long)st.triangles);
+      if (st.tauWanted > renderer->settings().tau * 1.0001)
+        ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
+                           "atlas too small for this view: streaming at tau %.2f px", st.tauWanted);
       if (ImGui::BeginTable("levels", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
         ImGui::TableSetupColumn("level");
         ImGui::TableSetupColumn("tiles");

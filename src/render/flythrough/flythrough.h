@@ -38,7 +38,7 @@ struct FlythroughOptions {
   double speed = 8000;
   int frames = 0;             // flight frames; 0 = the path's duration / dt, at most kMaxFrames
   double dt = 1.0 / 60.0;     // simulated seconds per frame
-  double fillTimeoutS = 300;  // the initial fill gives up (run fails) after this long
+  double fillTimeoutS = 60;   // the initial fill gives up (run fails) after this long
   static constexpr int kMaxFrames = 3000;
 };
 

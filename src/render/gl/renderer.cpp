@@ -465,6 +465,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     st->samplesToDevice = ss.samplesToDevice - std::min(ss.samplesToDevice, lastSamples);
     st->bytesStreamed = bytesThisFrame;
     st->tilesWanted = plan.wanted;
+    st->tauWanted = plan.tau;
     st->uploads = uploadsThisFrame;
     st->pending = strategy.pending();
     st->resident = pages->residentCount();

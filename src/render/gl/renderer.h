@@ -95,6 +95,8 @@ struct FrameStats {
   double updateCpuMs = 0;   // atlas update: requests to the strategy + deliver (uploads/launches)
   double drawCpuMs = 0;     // draw records, buffer updates and GL draw submission
   size_t tilesRequested = 0;        // tiles asked of the strategy this frame (not resident)
+  double tauWanted = 0;   // tau of what the camera wants: settings().tau, or more when the atlas
+                          // cannot hold the view (the budget is too small for it)
   size_t tilesPrefetch = 0;         // of those, for the predicted camera only (prefetch)
   uint64_t compressedToDevice = 0;  // host->device bytes this frame (StreamStats differences)
   uint64_t samplesToDevice = 0;

@@ -122,10 +122,23 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   // it needs.
   LodSelectOptions opt;
   opt.history = &wanted_;
-  const std::vector<DrawTile> want = selector.select(camera, patterns, &out.lod, opt);
   std::vector<size_t>& needed = out.needed;
   std::vector<size_t> ahead;
-  for (const DrawTile& d : want) addNeeded(selector, d.tile, needed);
+  // The atlas must hold the whole view: when it cannot (a small budget, a view of very many
+  // tiles), the wanted selection is made coarser (tau x 1.5 per step) until it fits, rather
+  // than thrashing the atlas forever; the drawn selection then refines as far as residency
+  // allows. What is still too much after kMaxTauSteps is cut, finest tiles last.
+  LodCamera cam = camera;
+  std::vector<DrawTile> want;
+  for (int step = 0;; ++step) {
+    want = selector.select(cam, patterns, &out.lod, opt);
+    for (const DrawTile& d : want) addNeeded(selector, d.tile, needed);
+    if (needed.size() <= pages.capacity() || step == kMaxTauSteps) break;
+    cam.tau *= 1.5;
+    clearMarks();
+    needed.clear();
+  }
+  out.tau = cam.tau;
   for (size_t t : needed) mark_[t] |= kCurrent;
   out.wanted = want.size();
   // What the predicted camera will want, beyond that (no history: a look ahead, not a frame).
@@ -135,6 +148,7 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   auto coarseFirst = [&](size_t a, size_t b) { return tiles[a].level > tiles[b].level; };
   std::stable_sort(needed.begin(), needed.end(), coarseFirst);
   std::stable_sort(ahead.begin(), ahead.end(), coarseFirst);
+  if (needed.size() > pages.capacity()) needed.resize(pages.capacity());
 
   // Touch: prefetch tiles as used in the previous frame (ahead of stale tiles in the LRU, still
   // evictable now), then the current ones (not evictable this frame). At most the slots the

@@ -65,11 +65,14 @@ struct RequestPlan {
   size_t wanted = 0;            // tiles in the full selection for the camera
   size_t blocked = 0;           // tiles requested first to end a balance coarsening
   size_t prefetch = 0;          // tiles in `request` for the predicted camera only
+  double tau = 0;               // tau of the wanted selection: the camera's, or larger when
+                                // the atlas cannot hold the view at the camera's tau
   LodStats lod;                 // of the full selection for the camera
 };
 
 class RequestPlanner {
  public:
+  static constexpr int kMaxTauSteps = 12;  // tau x 1.5^12 = x 130 at most, then the view is cut
   // One frame's request. `predicted` (optional): the camera expected a little later; its
   // tiles come last. `failed` (one entry per tile): tiles that cannot be loaded (never asked
   // for). Touches resident tiles in `pages` for `frame`.

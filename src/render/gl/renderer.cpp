@@ -273,6 +273,10 @@ bool Renderer::Impl::init(std::string& error) {
     if (settings.debugMaxAtlasBytes == 0 || layout.bytes() <= settings.debugMaxAtlasBytes) {
       glTextureStorage3D(atlas, 1, GL_R16UI, layout.layerSize(), layout.layerSize(),
                          GLsizei(layout.layers));
+      // Clearing makes a driver that commits texture memory lazily (NVIDIA) commit it now: an
+      // out-of-memory shows here, and the first frame does not pay for the allocation.
+      if (glGetError() == GL_NO_ERROR)
+        glClearTexImage(atlas, 0, GL_RED_INTEGER, GL_UNSIGNED_SHORT, nullptr);
       err = glGetError();
       GLint immutable = GL_FALSE;
       glGetTextureParameteriv(atlas, GL_TEXTURE_IMMUTABLE_FORMAT, &immutable);
@@ -366,6 +370,7 @@ bool Renderer::Impl::init(std::string& error) {
     error = "OpenGL error while setting up the renderer";
     return false;
   }
+  glFinish();  // set-up work (atlas clear, top-level uploads) is not part of the first frame
   return true;
 }
 

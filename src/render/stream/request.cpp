@@ -75,6 +75,7 @@ bool CameraMotion::predict(double ahead, Camera& out) const {
 // ---- RequestPlanner ----
 
 void RequestPlanner::reset() {
+  aheadCache_.clear();
   wanted_.clear();
   drawn_.clear();
   blocked_.clear();
@@ -142,8 +143,20 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   for (size_t t : needed) mark_[t] |= kCurrent;
   out.wanted = want.size();
   // What the predicted camera will want, beyond that (no history: a look ahead, not a frame).
-  if (predicted)
-    for (const DrawTile& d : selector.select(*predicted, patterns)) addNeeded(selector, d.tile, ahead);
+  // The prediction moves slowly (it is prefetchSeconds ahead), so its selection is made every
+  // kPrefetchEvery frames and reused in between: the render thread saves a third of its
+  // selection time, and the prefetch tiles stay in the request every frame.
+  if (predicted) {
+    if (aheadCache_.empty() || frame >= aheadFrame_ + kPrefetchEvery || frame < aheadFrame_) {
+      aheadCache_.clear();
+      for (const DrawTile& d : selector.select(*predicted, patterns)) aheadCache_.push_back(d.tile);
+      aheadFrame_ = frame;
+    }
+    for (size_t t : aheadCache_)
+      if (t < tiles.size()) addNeeded(selector, t, ahead);
+  } else {
+    aheadCache_.clear();
+  }
 
   auto coarseFirst = [&](size_t a, size_t b) { return tiles[a].level > tiles[b].level; };
   std::stable_sort(needed.begin(), needed.end(), coarseFirst);

@@ -73,6 +73,7 @@ struct RequestPlan {
 class RequestPlanner {
  public:
   static constexpr int kMaxTauSteps = 12;  // tau x 1.5^12 = x 130 at most, then the view is cut
+  static constexpr uint64_t kPrefetchEvery = 4;  // frames between two predicted selections
   // One frame's request. `predicted` (optional): the camera expected a little later; its
   // tiles come last. `failed` (one entry per tile): tiles that cannot be loaded (never asked
   // for). Touches resident tiles in `pages` for `frame`.
@@ -95,6 +96,8 @@ class RequestPlanner {
 
   LodHistory wanted_, drawn_;
   std::vector<size_t> blocked_;
+  std::vector<size_t> aheadCache_;  // the predicted camera's selection (kPrefetchEvery frames)
+  uint64_t aheadFrame_ = 0;
   std::vector<uint8_t> mark_;  // per tile: kNeeded | kExpanded | kCurrent
   std::vector<size_t> marked_;
 };

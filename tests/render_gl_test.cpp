@@ -13,6 +13,8 @@
 // LOD bound of the drawn tiles (Renderer::lastDrawn), recomputed here from the archive index
 // alone. A corrupt tile payload (counted, drawn from its ancestor, no holes) and the atlas's
 // out-of-memory shrinking (simulated with RenderSettings::debugMaxAtlasBytes).
+// RenderGlEveryDem (labels "slow" and "render"): every shared DEM, packed with hfpack's
+// defaults, viewed from the default camera until settled: the same crack and LOD checks.
 // Also the cpu streaming strategy against a fake sink (no GL). Skips the GL tests with a
 // message when no EGL device gives a 4.5 core context.
 #include <gtest/gtest.h>
@@ -20,7 +22,9 @@
 #include <chrono>
 #include <thread>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -88,7 +92,8 @@ Gl& gl() {
   } while (0)
 
 struct Shot {
-  std::vector<uint8_t> px;
+  std::vector<uint8_t> px;  // RGBA, w x h
+  int w = kW, h = kH;
   hfr::FrameStats stats;
   bool settled = false;
 };
@@ -113,6 +118,8 @@ Shot render(hfr::Renderer& r, const hfr::Camera& cam, double tau,
   r.frame(cam, &s.stats);
   s.settled = r.settled();
   s.px = r.readPixels();
+  s.w = r.settings().width;
+  s.h = r.settings().height;
   return s;
 }
 Shot render(const hfr::Camera& cam, double tau, hfr::View view = hfr::View::Shaded,
@@ -125,30 +132,32 @@ bool isBackground(const std::vector<uint8_t>& px, size_t i) {
 }
 
 // Background pixels not connected to the image border (4-neighbourhood) = holes in the terrain.
-size_t enclosedBackground(const std::vector<uint8_t>& px, size_t* background = nullptr) {
-  std::vector<uint8_t> seen(size_t(kW) * kH, 0);
+// `px`: a w x h image.
+size_t enclosedBackground(const std::vector<uint8_t>& px, size_t* background = nullptr, int w = kW,
+                          int h = kH) {
+  std::vector<uint8_t> seen(size_t(w) * size_t(h), 0);
   std::vector<size_t> stack;
   size_t total = 0;
   for (size_t i = 0; i < seen.size(); ++i) total += isBackground(px, i);
   auto push = [&](int x, int y) {
-    const size_t i = size_t(y) * kW + size_t(x);
+    const size_t i = size_t(y) * size_t(w) + size_t(x);
     if (!seen[i] && isBackground(px, i)) {
       seen[i] = 1;
       stack.push_back(i);
     }
   };
-  for (int x = 0; x < kW; ++x) push(x, 0), push(x, kH - 1);
-  for (int y = 0; y < kH; ++y) push(0, y), push(kW - 1, y);
+  for (int x = 0; x < w; ++x) push(x, 0), push(x, h - 1);
+  for (int y = 0; y < h; ++y) push(0, y), push(w - 1, y);
   size_t reached = 0;
   while (!stack.empty()) {
     const size_t i = stack.back();
     stack.pop_back();
     ++reached;
-    const int x = int(i % kW), y = int(i / kW);
+    const int x = int(i % size_t(w)), y = int(i / size_t(w));
     if (x > 0) push(x - 1, y);
-    if (x + 1 < kW) push(x + 1, y);
+    if (x + 1 < w) push(x + 1, y);
     if (y > 0) push(x, y - 1);
-    if (y + 1 < kH) push(x, y + 1);
+    if (y + 1 < h) push(x, y + 1);
   }
   if (background) *background = total;
   return total - reached;
@@ -159,17 +168,18 @@ size_t enclosedBackground(const std::vector<uint8_t>& px, size_t* background = n
 // samples); a ray that enters the box [0, extentX] x [0, extentY] through its top (z = maxZ)
 // and leaves through its bottom (z = minZ) crosses it unless the surface has a gap (a crack).
 // The box is shrunk by 1 % of the extent on each side (pixel centres, rasterisation at the
-// border). Empty unless the eye is above maxZ.
-std::vector<uint8_t> footprint(const hfr::Renderer& r, const hfr::Camera& cam) {
-  std::vector<uint8_t> mask(size_t(kW) * kH, 0);
+// border). Empty unless the eye is above maxZ. A w x h image.
+std::vector<uint8_t> footprint(const hfr::Renderer& r, const hfr::Camera& cam, int w = kW,
+                               int h = kH) {
+  std::vector<uint8_t> mask(size_t(w) * size_t(h), 0);
   double minZ = 0, maxZ = 0, ex = 0, ey = 0;
   r.terrainBox(minZ, maxZ, ex, ey);
   if (!(cam.z > maxZ + 1)) return mask;
-  const auto vp = cam.viewProj(double(kW) / kH, 1.0, 1e7);
+  const auto vp = cam.viewProj(double(w) / h, 1.0, 1e7);
   const double mx = 0.01 * ex, my = 0.01 * ey;
-  for (int iy = 0; iy < kH; ++iy)
-    for (int ix = 0; ix < kW; ++ix) {
-      const double nx = 2.0 * (ix + 0.5) / kW - 1.0, ny = 1.0 - 2.0 * (iy + 0.5) / kH;
+  for (int iy = 0; iy < h; ++iy)
+    for (int ix = 0; ix < w; ++ix) {
+      const double nx = 2.0 * (ix + 0.5) / w - 1.0, ny = 1.0 - 2.0 * (iy + 0.5) / h;
       std::array<double, 3> a{}, b{};
       if (!hfr::unproject(vp, nx, ny, -1.0, a) || !hfr::unproject(vp, nx, ny, 1.0, b)) continue;
       const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
@@ -179,7 +189,7 @@ std::vector<uint8_t> footprint(const hfr::Renderer& r, const hfr::Camera& cam) {
         const double t = (z - a[2]) / dz, x = a[0] + t * dx, y = a[1] + t * dy;
         inside = inside && t >= 0 && x >= mx && x <= ex - mx && y >= my && y <= ey - my;
       }
-      mask[size_t(iy) * kW + size_t(ix)] = inside;
+      mask[size_t(iy) * size_t(w) + size_t(ix)] = inside;
     }
   return mask;
 }
@@ -189,8 +199,8 @@ std::vector<uint8_t> footprint(const hfr::Renderer& r, const hfr::Camera& cam) {
 size_t expectNoHoles(const Shot& s, const hfr::Renderer& r, const hfr::Camera& cam,
                      size_t* inFootprint = nullptr) {
   size_t bg = 0;
-  EXPECT_EQ(enclosedBackground(s.px, &bg), 0u) << "holes in the terrain";
-  const std::vector<uint8_t> fp = footprint(r, cam);
+  EXPECT_EQ(enclosedBackground(s.px, &bg, s.w, s.h), 0u) << "holes in the terrain";
+  const std::vector<uint8_t> fp = footprint(r, cam, s.w, s.h);
   size_t n = 0, holes = 0;
   for (size_t i = 0; i < fp.size(); ++i)
     if (fp[i]) ++n, holes += isBackground(s.px, i);
@@ -315,7 +325,7 @@ void dumpOnFailure(const Shot& s, const std::string& name) {
   if (!::testing::Test::HasFailure()) return;
   std::string e;
   const std::string path = ::testing::TempDir() + "hfview_" + name + ".png";
-  if (hfr::writePng(path, kW, kH, s.px, e)) std::printf("image: %s\n", path.c_str());
+  if (hfr::writePng(path, s.w, s.h, s.px, e)) std::printf("image: %s\n", path.c_str());
 }
 
 TEST(RenderGl, CrackFreeFromThreeCamerasAndTwoTaus) {
@@ -484,16 +494,16 @@ struct Scene {  // members in this order: the renderer goes first, the archive l
   std::unique_ptr<hfr::Renderer> renderer;
 };
 
-// The archive at `path`, the cpu strategy and a kW x kH renderer over magenta without fog.
+// The archive at `path`, the cpu strategy and a w x h renderer over magenta without fog.
 // Returns the error ("" on success).
 std::string openScene(Scene& s, const std::string& path,
-                      hfr::RenderSettings rs = hfr::RenderSettings()) {
+                      hfr::RenderSettings rs = hfr::RenderSettings(), int w = kW, int h = kH) {
   std::string error;
   if (!s.archive.open(path, error)) return error;
   s.strategy = hfr::makeStreamStrategy("cpu", s.archive, error);
   if (!s.strategy) return error;
-  rs.width = kW;
-  rs.height = kH;
+  rs.width = w;
+  rs.height = h;
   rs.background = {1.0f, 0.0f, 1.0f};
   rs.fog = false;
   s.renderer = hfr::Renderer::create(s.archive, *s.strategy, rs, error);
@@ -525,7 +535,9 @@ std::string packDem(const Dem& dem, std::string& skip) {
     skip = "no shared DEM " + src.string();
     return std::string();
   }
-  const fs::path out = scratch() / (std::string(dem.file) + ".hfa"), log = scratch() / "hfpack.log";
+  std::string stem = dem.file;  // "srtm3-sierra/sierra.vrt": one file in scratch()
+  std::replace(stem.begin(), stem.end(), '/', '_');
+  const fs::path out = scratch() / (stem + ".hfa"), log = scratch() / "hfpack.log";
   const std::string cmd = std::string("GDAL_PAM_ENABLED=NO '") + HFPACK_BINARY + "' '" +
                           src.string() + "' -o '" + out.string() + "' -q " + dem.packArgs +
                           " >'" + log.string() + "' 2>&1";
@@ -621,6 +633,110 @@ TEST(RenderGlDem, SrtmCoastCrackFreeAndWithinTau) {
   REQUIRE_GL();
   crackFreeAndWithinTau(kSrtmCoast);
 }
+
+// ---- Every shared DEM (labels "slow" and "render": its own ctest registration) ----
+//
+// Every DEM in HF_SHARED_DEM_DIR (the extensions tests/realdem_test.cpp reads, plus the sierra
+// mosaic srtm3-sierra/sierra.vrt), packed with hfpack's defaults, opened and viewed from the
+// renderer's default camera at 200 x 150 (tau 1) until settled: no failed tiles, no corner
+// clamps, no holes (enclosed or in the footprint), every drawn tile within tau. Heights come in
+// whatever units the DEM has (ps_height_1k.png: 0.1 m at spacing 1): the vertical
+// exaggeration is reduced so that the height range is at most 0.3 of the shorter horizontal
+// extent (1 otherwise), which keeps the eye of the default camera above the terrain.
+
+std::vector<std::string> sharedDems() {
+  std::vector<std::string> files;
+  std::error_code ec;
+  const fs::path dir(HF_SHARED_DEM_DIR);
+  for (const auto& e : fs::directory_iterator(dir, ec)) {  // none when the folder is absent
+    if (!e.is_regular_file()) continue;
+    std::string ext = e.path().extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char ch) { return char(std::tolower(ch)); });
+    if (ext == ".hgt" || ext == ".tif" || ext == ".tiff" || ext == ".png" || ext == ".jpg" ||
+        ext == ".nc" || ext == ".dem")
+      files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  if (fs::exists(dir / "srtm3-sierra" / "sierra.vrt", ec))
+    files.push_back("srtm3-sierra/sierra.vrt");
+  if (files.empty()) files.push_back("<none>");  // one skipped case that says why
+  return files;
+}
+
+class RenderGlEveryDem : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RenderGlEveryDem, DefaultViewSettlesCrackFreeWithinTau) {
+  if (GetParam() == "<none>") GTEST_SKIP() << "no DEMs in HF_SHARED_DEM_DIR=" << HF_SHARED_DEM_DIR;
+  REQUIRE_GL();
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  const auto t0 = Clock::now();
+  std::string skip;
+  const std::string path = packDem(Dem{GetParam().c_str(), "", 1.0}, skip);
+  if (!skip.empty()) GTEST_SKIP() << skip;
+  ASSERT_FALSE(path.empty());
+  const auto t1 = Clock::now();
+  constexpr int w = 200, h = 150;
+  const double tau = 1.0;
+  {
+    Scene sc;
+    ASSERT_EQ(openScene(sc, path, hfr::RenderSettings(), w, h), "");
+    hfr::Renderer& r = *sc.renderer;
+    double minZ = 0, maxZ = 0, ex = 0, ey = 0;
+    r.terrainBox(minZ, maxZ, ex, ey);
+    const double range = maxZ - minZ, extent = std::min(ex, ey);
+    ASSERT_GT(extent, 0);
+    if (range > 0.3 * extent) {
+      r.settings().verticalExaggeration = 0.3 * extent / range;
+      r.updateExaggeration();
+      r.terrainBox(minZ, maxZ, ex, ey);
+    }
+    const hfa::Header& hd = sc.archive.header();
+    const hfr::Camera cam = r.defaultCamera();
+    const Shot s = render(r, cam, tau);
+    const auto t2 = Clock::now();
+    EXPECT_TRUE(s.settled);
+    EXPECT_GT(s.stats.tilesDrawn, 0u);
+    EXPECT_EQ(s.stats.failedTiles, 0u);
+    EXPECT_EQ(sc.strategy->stats().failed, 0u);
+    EXPECT_EQ(s.stats.lod.cornerClamps, 0u);
+    size_t fp = 0;
+    const size_t bg = expectNoHoles(s, r, cam, &fp);
+    EXPECT_GT(fp, size_t(w) * h / 8) << "the footprint check covers too little";
+    EXPECT_LT(bg, size_t(w) * h) << "no terrain in the image";
+    const LodCheck lc = checkLodBound(sc.archive, r, cam, tau);
+    EXPECT_EQ(lc.tiles, s.stats.tilesDrawn);
+    EXPECT_EQ(lc.violations, 0u) << lc.first;
+    EXPECT_EQ(lc.badForced, 0u);
+    EXPECT_LT(lc.maxDiff, 1e-3) << "recomputed error differs from the selector's";
+    std::string lv;
+    for (size_t l = 0; l < s.stats.tilesPerLevel.size(); ++l)
+      lv += (l ? "/" : "") + std::to_string(s.stats.tilesPerLevel[l]);
+    std::printf(
+        "[every-dem] %-24s %5ux%-5u spacing %.4g x %.4g, z %.6g .. %.6g, exaggeration "
+        "%.3g: %zu tiles of %zu (per level %s), footprint %zu px, background %zu px, "
+        "worst %.2f tau; pack %.0f ms, render %.0f ms\n",
+        GetParam().c_str(), hd.width, hd.height, hd.spacingX, hd.spacingY, minZ, maxZ,
+        r.settings().verticalExaggeration, lc.tiles, sc.archive.tiles().size(), lv.c_str(), fp, bg,
+        lc.worst, ms(t0, t1), ms(t1, t2));
+    std::string name = GetParam();
+    std::replace(name.begin(), name.end(), '/', '_');
+    dumpOnFailure(s, "every_" + name);
+  }
+  std::error_code ec;
+  fs::remove(path, ec);  // the sierra mosaic's archive is large
+}
+
+INSTANTIATE_TEST_SUITE_P(Shared, RenderGlEveryDem, ::testing::ValuesIn(sharedDems()),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           std::string n;
+                           for (char ch : i.param)
+                             n += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           return n;
+                         });
 
 TEST(RenderGl, DrawnTilesWithinTau) {
   // The sample terrain; the DEM tests above do the same on real data.

@@ -57,7 +57,7 @@ bool parseIntList(const char* s, std::vector<int>& out) {
     if (end == p || v < 1 || v > 64) return false;
     out.push_back(int(v));
     p = end;
-    if (*p == ',') ++p;
+    if (*p == ',' && p[1]) ++p;  // a comma must be followed by another K
     else if (*p) return false;
   }
   return !out.empty();
@@ -93,7 +93,8 @@ bool warm(const hfa::ArchiveReader& a, std::string& error) {
   return true;
 }
 
-// Same DEM, same pyramid: otherwise the runs would not see the same tiles.
+// Same DEM, same pyramid: otherwise the runs would not see the same tiles. The index's per-tile
+// statistics (sample range, LOD errors; kept by hfpack transcode) tell two DEMs of one size apart.
 bool samePyramid(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b) {
   const hfa::Header &x = a.header(), &y = b.header();
   if (x.tileLog != y.tileLog || x.levels != y.levels || x.width != y.width ||
@@ -101,7 +102,9 @@ bool samePyramid(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b) {
     return false;
   for (size_t i = 0; i < a.tiles().size(); ++i) {
     const auto &s = a.tiles()[i], &t = b.tiles()[i];
-    if (s.level != t.level || s.x != t.x || s.y != t.y) return false;
+    if (s.level != t.level || s.x != t.x || s.y != t.y || s.minSample != t.minSample ||
+        s.maxSample != t.maxSample || s.lodError != t.lodError)
+      return false;
   }
   return true;
 }
@@ -316,8 +319,9 @@ int runFlythroughCommand(int argc, char** argv) {
       if (end == v || *end || n < 1 || n > 1000000) return fail(std::string("--frames wants 1..1000000, got '") + v + "'");
       fly.frames = int(n);
     } else if (a == "--size") {
-      if (!(v = value()) || std::sscanf(v, "%dx%d", &rs.width, &rs.height) != 2 || rs.width < 1 ||
-          rs.height < 1 || rs.width > 16384 || rs.height > 16384)
+      int used = 0;  // the whole value is WxH: no trailing characters
+      if (!(v = value()) || std::sscanf(v, "%dx%d%n", &rs.width, &rs.height, &used) != 2 ||
+          v[used] || rs.width < 1 || rs.height < 1 || rs.width > 16384 || rs.height > 16384)
         return fail("--size wants WxH (1..16384)");
     } else if (a == "--tau" || a == "--speed" || a == "--dt" || a == "--budget-fraction" || a == "--budget") {
       if (!(v = value()) || !parsePositive(v, d)) return fail(a + " wants a number > 0");
@@ -338,10 +342,8 @@ int runFlythroughCommand(int argc, char** argv) {
       inputs.push_back(a);
     }
   }
-  if (inputs.size() != 2) {
-    std::fputs(kUsage, stderr);
-    return fail("flythrough needs RAW.hfa and HFPAC.hfa");
-  }
+  if (inputs.size() != 2)
+    return fail("flythrough needs RAW.hfa and HFPAC.hfa (hfbench flythrough --help)");
   if (name.empty()) name = baseName(inputs[1]);
   if (pathArg != "diagonal") {
     std::string error;
@@ -355,7 +357,7 @@ int runFlythroughCommand(int argc, char** argv) {
   for (const auto& p : paths) {
     auto r = std::make_unique<hfa::ArchiveReader>();
     std::string error;
-    if (!r->open(p, error)) return fail(error);
+    if (!r->open(p, error)) return fail(p + ": " + error);
     archives.push_back(std::move(r));
   }
   if (archives[0]->header().codec != hfa::Codec::Raw)

@@ -141,8 +141,9 @@ int main(int argc, char** argv) {
       screenshot = value("--screenshot");
     } else if (a == "--size") {
       const char* v = value("--size");
-      if (std::sscanf(v, "%dx%d", &rs.width, &rs.height) != 2 || rs.width < 1 || rs.height < 1 ||
-          rs.width > 16384 || rs.height > 16384)
+      int used = 0;  // the whole value is WxH: no trailing characters
+      if (std::sscanf(v, "%dx%d%n", &rs.width, &rs.height, &used) != 2 || v[used] ||
+          rs.width < 1 || rs.height < 1 || rs.width > 16384 || rs.height > 16384)
         return fail(std::string("--size wants WxH (1..16384), got '") + v + "'");
     } else if (a == "--tau") {
       const char* v = value("--tau");
@@ -236,7 +237,7 @@ int main(int argc, char** argv) {
 
   hfa::ArchiveReader archive;
   std::string error;
-  if (!archive.open(archivePath, error)) return fail(error);
+  if (!archive.open(archivePath, error)) return fail(archivePath + ": " + error);
   std::string note;
   auto strategy = hfr::makeRenderStreamStrategy(stream, archive, error, note, streamOpts);
   if (!strategy) return fail(error);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <utility>
 
 #include "archive/archive.h"
 
@@ -25,8 +26,8 @@ double msSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// One synchronous frame, recorded.
-FlyFrame timedFrame(Renderer& r, const Camera& cam) {
+// One synchronous frame, recorded (`stats`: its FrameStats, for what a FlyFrame does not hold).
+FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr) {
   FrameStats st;
   FlyFrame f;
   const auto t0 = std::chrono::steady_clock::now();
@@ -49,6 +50,7 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam) {
   f.triangles = st.triangles;
   f.compressedToDevice = st.compressedToDevice;
   f.samplesToDevice = st.samplesToDevice;
+  if (stats) *stats = std::move(st);
   return f;
 }
 
@@ -68,7 +70,8 @@ std::string formatPath(const FlythroughOptions& o, double altitude) {
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const double rank = std::ceil(p / 100.0 * double(v.size()));
+  // p * n first: p / 100 * n rounds up past an integer rank (28 / 100.0 * 25 = 7.000000000000001).
+  const double rank = std::ceil(p * double(v.size()) / 100.0);
   const size_t i = size_t(std::clamp(rank, 1.0, double(v.size()))) - 1;
   return v[i];
 }
@@ -111,9 +114,11 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
     run.path = formatPath(options, 0);
   }
   int frames = options.frames;
+  // The last frame is at the path's end when dt divides its duration: a relative tolerance, as
+  // 0.7 / 0.1 is 6.999999999999999 in doubles.
   if (frames <= 0)
     frames = int(std::min<double>(FlythroughOptions::kMaxFrames,
-                                  std::floor(path.duration() / options.dt) + 1));
+                                  std::floor(path.duration() / options.dt * (1 + 1e-9)) + 1));
 
   // 1. Initial fill at the first camera.
   const Camera first = path.at(path.startTime());
@@ -138,16 +143,16 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
   run.fill.compressedToDevice = afterFill.compressedToDevice - before.compressedToDevice;
   run.fill.samplesToDevice = afterFill.samplesToDevice - before.samplesToDevice;
 
-  // 2. The flight at a fixed simulated time step.
+  // 2. The flight at a fixed simulated time step. The atlas figures come from the last frame
+  // (no streaming step after it: every tile uploaded during the run is in a frame's record).
+  FrameStats last;
   for (int i = 0; i < frames; ++i) {
     const double t = double(i) * options.dt;
-    FlyFrame f = timedFrame(*renderer, path.at(path.startTime() + t));
+    FlyFrame f = timedFrame(*renderer, path.at(path.startTime() + t), &last);
     f.index = i;
     f.t = t;
     run.frames.push_back(f);
   }
-  FrameStats last;
-  renderer->stream(path.at(path.startTime() + double(frames - 1) * options.dt), &last);
   run.atlasSlots = last.atlasSlots;
   run.failedTiles = last.failedTiles;
   return true;

@@ -36,7 +36,7 @@ struct FlythroughOptions {
   CameraPath path;
   double altitude = std::numeric_limits<double>::quiet_NaN();
   double speed = 8000;
-  int frames = 0;             // flight frames; 0 = the path's duration / dt, at most kMaxFrames
+  int frames = 0;  // flight frames; 0 = duration / dt + 1 (t = 0 .. the end), at most kMaxFrames
   double dt = 1.0 / 60.0;     // simulated seconds per frame
   double fillTimeoutS = 60;   // the initial fill gives up (run fails) after this long
   static constexpr int kMaxFrames = 3000;

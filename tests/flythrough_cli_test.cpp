@@ -1,0 +1,356 @@
+// flythrough_cli_test.cpp - the command lines of the flythrough benchmark (issue 6):
+// `hfbench flythrough RAW.hfa HFPAC.hfa ...` and `hfview --headless --bench ...`, run as
+// processes on the built-in sample terrain (and small archives packed here with hfpack from
+// .hfr files written by the test). Bad command lines and inputs: exit status 1 and exactly one
+// line "Error: ..." on stderr, nothing written. Tiny valid runs (160x90, a few frames) write
+// their CSVs, the report and the plot. Label "hfbench". The runs that need GL skip with a
+// message when no EGL device gives a 4.5 core context.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "render/gl/renderer.h"
+#include "render/gl/stream_gl.h"
+
+extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string samplePath(bool raw) {
+  const char* env = std::getenv(raw ? "HF_SAMPLE_RAW_ARCHIVE" : "HF_SAMPLE_ARCHIVE");
+  return env && *env ? env : (raw ? HF_SAMPLE_RAW_ARCHIVE : HF_SAMPLE_ARCHIVE);
+}
+const std::string kSample = samplePath(false), kRaw = samplePath(true);
+
+bool haveSamples() { return fs::exists(kSample) && fs::exists(kRaw); }
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    static int n = 0;
+    path = fs::temp_directory_path() /
+           ("hf_flythrough_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  std::string operator/(const std::string& name) const { return (path / name).string(); }
+};
+
+struct CmdResult {
+  int status = -1;
+  std::string err, out;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// Runs `binary args` in `cwd` (stdout and stderr to files outside it).
+CmdResult runCmd(const std::string& binary, const std::string& args, const std::string& cwd) {
+  static int n = 0;
+  const fs::path io = fs::temp_directory_path() /
+                      ("hf_flythrough_cli_io_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+  const std::string out = io.string() + ".out", err = io.string() + ".err";
+  // timeout: a bad value that is wrongly accepted starts a run; it must not hang the test.
+  const std::string cmd =
+      "cd '" + cwd + "' && timeout 120 " + binary + " " + args + " >" + out + " 2>" + err;
+  const int rc = std::system(cmd.c_str());
+  CmdResult r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+CmdResult hfbench(const std::string& args, const TempDir& dir) {
+  return runCmd(HFBENCH_BINARY, "flythrough " + args, dir.path.string());
+}
+CmdResult hfview(const std::string& args, const TempDir& dir) {
+  return runCmd(HFVIEW_BINARY, args, dir.path.string());
+}
+
+std::vector<std::string> listDir(const TempDir& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.path)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Exit 1, exactly one line on stderr, starting "Error: " and holding `needle`; the folder
+// holds only `allowed` afterwards (nothing written).
+void expectError(const CmdResult& r, const std::string& needle, const TempDir& dir,
+                 const std::vector<std::string>& allowed = {}) {
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("Error: ", 0), 0u) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << r.err;
+  for (const auto& name : listDir(dir))
+    EXPECT_NE(std::find(allowed.begin(), allowed.end(), name), allowed.end()) << "left behind: " << name;
+}
+
+bool haveGl(std::string& why) {
+  static std::string error;
+  static const bool ok = [] {
+    auto ctx = hfr::createHeadlessContext(error);
+    return ctx != nullptr;
+  }();
+  why = error;
+  return ok;
+}
+
+#define REQUIRE_SAMPLES_AND_GL()                                          \
+  do {                                                                    \
+    if (!haveSamples()) GTEST_SKIP() << "no sample archives: " << kSample; \
+    std::string why_;                                                     \
+    if (!haveGl(why_)) GTEST_SKIP() << "no headless GL: " << why_;        \
+  } while (0)
+
+void writeText(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+}
+
+// A w x h .hfr (64-byte header, uint16 samples, row-major): a smooth hill shifted by `seed`.
+void writeHfr(const std::string& path, int w, int h, int seed) {
+  std::vector<uint8_t> head(64, 0);
+  std::memcpy(head.data(), "HFR1", 4);
+  const uint32_t hdr = 64;
+  std::memcpy(head.data() + 4, &hdr, 4);
+  std::memcpy(head.data() + 8, &w, 4);
+  std::memcpy(head.data() + 12, &h, 4);
+  std::vector<uint16_t> s(size_t(w) * size_t(h));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      s[size_t(y) * size_t(w) + size_t(x)] =
+          uint16_t(1000 + ((x * (3 + seed) + y * (5 + 2 * seed)) % 700) + seed * 50);
+  std::ofstream f(path, std::ios::binary);
+  f.write(reinterpret_cast<const char*>(head.data()), std::streamsize(head.size()));
+  f.write(reinterpret_cast<const char*>(s.data()), std::streamsize(s.size() * 2));
+}
+
+#ifdef HFPACK_BINARY
+// Packs `hfr` into `out` with hfpack (`extra`: e.g. "--codec raw").
+void pack(const std::string& hfr, const std::string& out, const std::string& extra) {
+  const CmdResult r = runCmd(HFPACK_BINARY, "'" + hfr + "' -o '" + out + "' -q " + extra,
+                             fs::path(out).parent_path().string());
+  ASSERT_EQ(r.status, 0) << r.err;
+}
+#endif
+
+// ---- hfbench flythrough: bad command lines and inputs ----
+
+// Each bad value comes after the options of a tiny run (were it accepted, the run stays short).
+const std::string kTiny = "--size 16x16 --frames 1 ";
+
+TEST(HfbenchFlythroughCli, MissingArchives) {
+  TempDir dir;
+  expectError(hfbench("", dir), "RAW.hfa and HFPAC.hfa", dir);
+  expectError(hfbench("'" + kRaw + "'", dir), "RAW.hfa and HFPAC.hfa", dir);
+  expectError(hfbench("a.hfa b.hfa c.hfa", dir), "RAW.hfa and HFPAC.hfa", dir);
+  expectError(hfbench("'" + kRaw + "' '" + kSample + "' --frobnicate", dir), "--frobnicate", dir);
+  expectError(hfbench("'" + kRaw + "' '" + kSample + "' --out", dir), "--out needs a value", dir);
+}
+
+TEST(HfbenchFlythroughCli, BadArchives) {
+  if (!haveSamples()) GTEST_SKIP() << "no sample archives: " << kSample;
+  TempDir dir;
+  const std::string raw = "'" + kRaw + "'", hf = "'" + kSample + "'";
+  expectError(hfbench(dir / "missing.hfa " + hf, dir), "missing.hfa", dir);
+  expectError(hfbench(raw + " " + dir / "missing.hfa", dir), "missing.hfa", dir);
+  expectError(hfbench(raw + " " + hf + " --rbuc " + dir / "missing.hfa", dir), "missing.hfa", dir);
+  // The hfpac archive first (a raw one is expected there), or raw twice.
+  expectError(hfbench(hf + " " + raw, dir), "not a raw archive", dir);
+  expectError(hfbench(hf + " " + hf, dir), "not a raw archive", dir);
+  expectError(hfbench(raw + " " + raw, dir), "is a raw archive", dir);
+  // Not an archive at all.
+  writeText(dir / "junk.hfa", "this is not an archive\n");
+  expectError(hfbench(dir / "junk.hfa " + hf, dir), "junk.hfa", dir, {"junk.hfa"});
+}
+
+#ifdef HFPACK_BINARY
+TEST(HfbenchFlythroughCli, MismatchedArchives) {
+  if (!haveSamples()) GTEST_SKIP() << "no sample archives: " << kSample;
+  TempDir dir;
+  writeHfr(dir / "a.hfr", 257, 257, 0);
+  writeHfr(dir / "b.hfr", 257, 257, 1);
+  pack(dir / "a.hfr", dir / "a_raw.hfa", "--codec raw");
+  pack(dir / "a.hfr", dir / "a.hfa", "");
+  pack(dir / "a.hfr", dir / "a65.hfa", "--patch 65");
+  pack(dir / "b.hfr", dir / "b.hfa", "");
+  const std::vector<std::string> files{"a.hfa", "a.hfr", "a65.hfa", "a_raw.hfa", "b.hfa", "b.hfr"};
+  const std::string raw = "'" + kRaw + "'", hf = "'" + kSample + "'";
+  // Another DEM (other size), either way round.
+  expectError(hfbench(raw + " " + dir / "a.hfa", dir), "not the same DEM", dir, files);
+  expectError(hfbench(dir / "a_raw.hfa " + hf, dir), "not the same DEM", dir, files);
+  expectError(hfbench(raw + " " + hf + " --rbuc " + dir / "a.hfa", dir), "not the same DEM", dir, files);
+  // The same DEM with other tiles.
+  expectError(hfbench(dir / "a_raw.hfa " + dir / "a65.hfa", dir), "not the same DEM", dir, files);
+  // Another DEM of the same size and tiles: different samples.
+  expectError(hfbench(dir / "a_raw.hfa " + dir / "b.hfa " + kTiny, dir),
+              "not the same DEM", dir, files);
+}
+#endif
+
+TEST(HfbenchFlythroughCli, BadValues) {
+  TempDir dir;
+  const std::string ok = "'" + kRaw + "' '" + kSample + "' " + kTiny;
+  for (const char* v : {"0", "65", "abc", "1,,2", "1,", ",1", "-1", "2x"})
+    expectError(hfbench(ok + "--streams '" + v + "'", dir), "--streams", dir);
+  for (const char* v : {"0x90", "160", "160x", "x90", "160x90junk", "160x-90", "20000x90", "abc"})
+    expectError(hfbench(ok + "--size '" + v + "'", dir), "--size", dir);
+  for (const char* v : {"0", "-1", "abc", "nan", "inf", "1px"})
+    expectError(hfbench(ok + "--tau '" + v + "'", dir), "--tau", dir);
+  for (const char* o : {"--speed", "--dt", "--budget"})
+    for (const char* v : {"0", "-2", "x"})
+      expectError(hfbench(ok + o + " '" + v + "'", dir), o, dir);
+  expectError(hfbench(ok + "--budget-fraction 2", dir), "--budget-fraction", dir);
+  expectError(hfbench(ok + "--frames 0", dir), "--frames", dir);
+  expectError(hfbench(ok + "--frames 12x", dir), "--frames", dir);
+  expectError(hfbench(ok + "--altitude high", dir), "--altitude", dir);
+}
+
+TEST(HfbenchFlythroughCli, BadPathFile) {
+  TempDir dir;
+  const std::string ok = "'" + kRaw + "' '" + kSample + "' ";
+  writeText(dir / "p.txt", "# t x y z yaw pitch\n0 100 100 2500 45 -20\n1 200 200 2500 45\n");
+  expectError(hfbench(ok + kTiny + "--path " + dir / "p.txt", dir), "p.txt:3:", dir, {"p.txt"});
+  expectError(hfbench(ok + "--path " + dir / "none.txt", dir), "none.txt", dir, {"p.txt"});
+}
+
+TEST(HfbenchFlythroughCli, TinyRunWritesReportPlotAndCsvs) {
+  REQUIRE_SAMPLES_AND_GL();
+  TempDir dir;
+  const CmdResult r = hfbench("'" + kRaw + "' '" + kSample + "' --size 160x90 --frames 6 --out out "
+                              "--name fly --note 'test run'",
+                              dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("Error"), std::string::npos) << r.err;
+  const fs::path out = dir.path / "out";
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  const bool cuda = hfr::cudaStreamBuilt();  // a CUDA build also runs cuda x 1, 2, 4
+  std::vector<std::string> want{"fly-cpu.csv", "fly-frametime.png", "fly-raw.csv", "fly.md"};
+  if (cuda) want = {"fly-cpu.csv", "fly-cuda1.csv", "fly-cuda2.csv", "fly-cuda4.csv",
+                    "fly-frametime.png", "fly-raw.csv", "fly.md"};
+  EXPECT_EQ(names, want);
+  // The CSVs: the header, the fill frames, then 6 flight frames 0..5.
+  for (const char* run : {"raw", "cpu"}) {
+    std::ifstream f(out / (std::string("fly-") + run + ".csv"));
+    std::vector<std::string> rows;
+    for (std::string l; std::getline(f, l);) rows.push_back(l);
+    ASSERT_GE(rows.size(), 8u) << run;
+    EXPECT_EQ(rows[0].rfind("phase,frame,t_s,frame_ms,", 0), 0u) << rows[0];
+    const auto commas = std::count(rows[0].begin(), rows[0].end(), ',');
+    size_t flight = 0;
+    for (size_t i = 1; i < rows.size(); ++i) {
+      EXPECT_EQ(std::count(rows[i].begin(), rows[i].end(), ','), commas) << run << " row " << i;
+      if (rows[i].rfind("flight,", 0) == 0) {
+        EXPECT_EQ(rows[i].rfind("flight," + std::to_string(flight) + ",", 0), 0u) << rows[i];
+        ++flight;
+      } else {
+        EXPECT_EQ(rows[i].rfind("fill,", 0), 0u) << rows[i];
+        EXPECT_EQ(flight, 0u) << "fill after flight: " << rows[i];
+      }
+    }
+    EXPECT_EQ(flight, 6u) << run;
+  }
+  const std::string png = slurp((out / "fly-frametime.png").string());
+  EXPECT_EQ(png.rfind("\x89PNG\r\n\x1a\n", 0), 0u);
+  // The report: both rows of the results table, the plot, targets not evaluated (no CUDA).
+  const std::string md = slurp((out / "fly.md").string());
+  EXPECT_NE(md.find("# Flythrough: fly"), std::string::npos) << md;
+  EXPECT_NE(md.find("- note: test run"), std::string::npos) << md;
+  EXPECT_NE(md.find("160x90"), std::string::npos) << md;
+  EXPECT_NE(md.find("6 frames"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Results"), std::string::npos) << md;
+  EXPECT_NE(md.find("\n| raw | "), std::string::npos) << md;
+  EXPECT_NE(md.find("\n| cpu | "), std::string::npos) << md;
+  EXPECT_NE(md.find("](fly-frametime.png)"), std::string::npos) << md;
+  if (!cuda)
+    EXPECT_NE(md.find("targets not evaluated"), std::string::npos) << md;
+  else  // evaluated, or not when cuda fell back to cpu (no CUDA-GL interop)
+    EXPECT_TRUE(md.find("targets not evaluated") != std::string::npos ||
+                md.find("Best cuda run") != std::string::npos) << md;
+  // raw against itself: every ratio is 1.00.
+  const size_t rawRow = md.find("\n| raw | ");
+  ASSERT_NE(rawRow, std::string::npos);
+  const std::string row = md.substr(rawRow + 1, md.find('\n', rawRow + 1) - rawRow - 1);
+  EXPECT_GE(std::count(row.begin(), row.end(), '|'), 17) << row;
+  EXPECT_NE(row.find("| 1.00 |"), std::string::npos) << row;
+}
+
+// ---- hfview --headless --bench ----
+
+TEST(HfviewBenchCli, BadValues) {
+  TempDir dir;
+  const std::string a = "'" + kSample + "' --headless --bench " + kTiny;
+  expectError(hfview(a + "--speed 0", dir), "--speed", dir);
+  expectError(hfview(a + "--speed -3", dir), "--speed", dir);
+  expectError(hfview(a + "--dt -1", dir), "--dt", dir);
+  expectError(hfview(a + "--dt 0", dir), "--dt", dir);
+  expectError(hfview(a + "--dt abc", dir), "--dt", dir);
+  expectError(hfview(a + "--budget-fraction 2", dir), "--budget-fraction", dir);
+  expectError(hfview(a + "--budget-fraction 0", dir), "--budget-fraction", dir);
+  expectError(hfview(a + "--altitude x", dir), "--altitude", dir);
+  expectError(hfview(a + "--frames -2", dir), "--frames", dir);
+  expectError(hfview(a + "--size 0x90", dir), "--size", dir);
+  expectError(hfview(a + "--size 160x90junk", dir), "--size", dir);
+  expectError(hfview(a + "--path " + dir / "none.txt", dir), "none.txt", dir);
+  writeText(dir / "p.txt", "0 1 2 3 4 5\n0 1 2 3 4 5\n");  // t not increasing
+  expectError(hfview(a + "--path " + dir / "p.txt", dir), "p.txt:2:", dir, {"p.txt"});
+  expectError(hfview(a + "--screenshot " + dir / "x.png", dir), "--screenshot", dir, {"p.txt"});
+  expectError(hfview("--bench --screenshot x.png", dir), "--screenshot", dir, {"p.txt"});
+  expectError(hfview(a + "--csv", dir), "--csv needs a value", dir, {"p.txt"});
+  expectError(hfview(dir / "missing.hfa --bench", dir), "missing.hfa", dir, {"p.txt"});
+}
+
+TEST(HfviewBenchCli, TinyRunWritesCsv) {
+  REQUIRE_SAMPLES_AND_GL();
+  TempDir dir;
+  const CmdResult r =
+      hfview("'" + kSample + "' --headless --bench --size 160x90 --frames 6 --csv b.csv", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("hfview bench:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 frames"), std::string::npos) << r.out;
+  std::ifstream f(dir / "b.csv");
+  std::vector<std::string> rows;
+  for (std::string l; std::getline(f, l);) rows.push_back(l);
+  ASSERT_GE(rows.size(), 8u);
+  EXPECT_EQ(rows[0].rfind("phase,", 0), 0u);
+  EXPECT_EQ(std::count_if(rows.begin(), rows.end(),
+                          [](const std::string& l) { return l.rfind("flight,", 0) == 0; }),
+            6);
+  // -q: nothing on stdout; the raw twin with --stream raw; a recorded path.
+  writeText(dir / "p.txt", "0 300 300 2000 45 -20\n0.05 400 400 2000 45 -20\n");
+  const CmdResult q = hfview("'" + kRaw + "' --headless --bench --stream raw --size 160x90 --dt 0.01 "
+                             "--path p.txt --csv q.csv -q",
+                             dir);
+  ASSERT_EQ(q.status, 0) << q.err;
+  EXPECT_TRUE(q.out.empty()) << q.out;
+  std::ifstream g(dir / "q.csv");
+  rows.clear();
+  for (std::string l; std::getline(g, l);) rows.push_back(l);
+  EXPECT_EQ(std::count_if(rows.begin(), rows.end(),
+                          [](const std::string& l) { return l.rfind("flight,", 0) == 0; }),
+            6);  // 0.05 / 0.01 + 1
+}
+
+}  // namespace

@@ -481,6 +481,44 @@ TEST(FlythroughRun, DefaultFramesCapped) {
   EXPECT_EQ(f.run.frames.size() - fillFrames(f.run), size_t(hfr::FlythroughOptions::kMaxFrames));
 }
 
+// The atlas fill (stream only, no cap): it settles, every tile it delivered crossed as samples
+// (cpu and raw) and it goes through deliver() without drawing; its strategy then serves a run.
+TEST(FlythroughAtlasFill, SettlesAndCountsWhatItMoved) {
+  REQUIRE_GL();
+  for (const std::string name : {"cpu", "raw"}) {
+    hfa::ArchiveReader archive;
+    std::string error, note;
+    if (!archive.open(samplePath(name == "raw"), error)) GTEST_SKIP() << "archive: " << error;
+    auto s = hfr::makeRenderStreamStrategy(name, archive, error, note);
+    ASSERT_TRUE(s) << error;
+    CountingStrategy counting(std::move(s));
+    hfr::RenderSettings rs;
+    rs.width = kW;
+    rs.height = kH;
+    hfr::FlythroughOptions o;
+    hfr::FillResult fill;
+    ASSERT_TRUE(hfr::measureAtlasFill(archive, counting, rs, o, fill, error)) << name << ": " << error;
+    const uint64_t p = uint64_t(archive.header().tileSize());
+    EXPECT_GT(fill.tiles, 0u) << name;
+    EXPECT_EQ(fill.tiles, counting.delivered) << name;
+    EXPECT_EQ(fill.samplesToDevice, fill.tiles * p * p * 2) << name;
+    EXPECT_EQ(fill.compressedToDevice, 0u) << name;
+    EXPECT_EQ(size_t(fill.frames), counting.deliverCalls) << name;
+    EXPECT_TRUE(std::isfinite(fill.ms) && fill.ms > 0) << name;
+  }
+  // Bad options fail with one line.
+  hfa::ArchiveReader archive;
+  std::string error, note;
+  if (!archive.open(samplePath(false), error)) GTEST_SKIP() << "archive: " << error;
+  auto s = hfr::makeRenderStreamStrategy("cpu", archive, error, note);
+  ASSERT_TRUE(s);
+  hfr::FlythroughOptions o;
+  o.speed = 0;
+  hfr::FillResult fill;
+  EXPECT_FALSE(hfr::measureAtlasFill(archive, *s, hfr::RenderSettings{}, o, fill, error));
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
 TEST(FlythroughRun, BadOptions) {
   REQUIRE_GL();
   for (int which = 0; which < 4; ++which) {

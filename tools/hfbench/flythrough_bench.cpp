@@ -195,19 +195,21 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                "- method: every run starts from an empty atlas (top level only); frames are\n"
                "  synchronous (frame + glFinish), so a frame time is its whole CPU + GPU cost;\n"
                "  loader threads run in real time between frames; both archives were read once\n"
-               "  before the runs (page cache warm: no disk in the comparison). \"fill\" = frames\n"
-               "  at the first camera until everything it wants is resident. Ratios are against\n"
-               "  `raw` from this same process.\n\n");
+               "  before the runs (page cache warm: no disk in the comparison). \"atlas fill\" (the\n"
+               "  thesis's measure) = a fresh renderer streams the first view into its empty atlas,\n"
+               "  no drawing, no per-step upload cap, until everything it wants is resident and the\n"
+               "  GPU has finished; \"first view\" = synchronous frames (at most 64 uploads each) at\n"
+               "  the first camera until the same. Ratios are against `raw` from this same process.\n\n");
 
   const Measured* raw = nullptr;
   for (const auto& m : runs)
     if (m.spec.strategy == "raw") raw = &m;
   std::fprintf(o, "## Results\n\n");
   std::fprintf(o,
-               "| run | initial fill ms | fill / raw | median ms | p95 | p99 | max | max after "
+               "| run | atlas fill ms | atlas fill / raw | first view ms | first view / raw | median ms | p95 | p99 | max | max after "
                "first | median / raw | p99 / raw | render CPU median ms | update CPU ms | "
                "update GPU ms | host->device MiB | bytes / raw | missing tiles / frame |\n");
-  std::fprintf(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::fprintf(o, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& m : runs) {
     const auto& s = m.sum;
     const double bytes = double(s.compressedToDevice + s.samplesToDevice +
@@ -216,8 +218,9 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
     if (raw)
       rawTotal = double(raw->sum.compressedToDevice + raw->sum.samplesToDevice +
                         raw->run.fill.compressedToDevice + raw->run.fill.samplesToDevice);
-    std::fprintf(o, "| %s%s | %.1f | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s | %.3f | %.3f | %.3f | %s | %s | %.1f |\n",
+    std::fprintf(o, "| %s%s | %.1f | %s | %.1f | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s | %.3f | %.3f | %.3f | %s | %s | %.1f |\n",
                  m.spec.label.c_str(), m.name != m.spec.strategy ? (" (ran as " + m.name + ")").c_str() : "",
+                 m.run.atlasFill.ms, raw ? ratio(m.run.atlasFill.ms, raw->run.atlasFill.ms).c_str() : "-",
                  m.run.fill.ms, raw ? ratio(m.run.fill.ms, raw->run.fill.ms).c_str() : "-",
                  s.medianMs, s.p95Ms, s.p99Ms, s.maxMs, s.maxAfterFirstMs,
                  raw ? ratio(s.medianMs, raw->sum.medianMs).c_str() : "-",
@@ -247,7 +250,8 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
     std::fprintf(o, "No `cuda` run (no CUDA device or build) or no `raw` run: targets not evaluated.\n");
   } else {
     const auto& c = cuda->sum;
-    const double fillRatio = cuda->run.fill.ms / std::max(1e-9, raw->run.fill.ms);
+    const double fillRatio = cuda->run.atlasFill.ms / std::max(1e-9, raw->run.atlasFill.ms);
+    const double viewRatio = cuda->run.fill.ms / std::max(1e-9, raw->run.fill.ms);
     const double cudaBytes = double(c.compressedToDevice + c.samplesToDevice +
                                     cuda->run.fill.compressedToDevice + cuda->run.fill.samplesToDevice);
     const double rawTotal = double(raw->sum.compressedToDevice + raw->sum.samplesToDevice +
@@ -255,8 +259,11 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
     const Breakdown b = breakdown(cuda->run);
     std::fprintf(o, "Best cuda run: %s.\n\n", cuda->spec.label.c_str());
     std::fprintf(o, "| target | measured | |\n|---|---|---|\n");
-    std::fprintf(o, "| initial fill <= 0.5 x raw | %.2f x (%.1f vs %.1f ms) | %s |\n", fillRatio,
-                 cuda->run.fill.ms, raw->run.fill.ms, mark(fillRatio <= 0.5));
+    std::fprintf(o, "| atlas fill <= 0.5 x raw | %.2f x (%.1f vs %.1f ms, %zu tiles) | %s |\n", fillRatio,
+                 cuda->run.atlasFill.ms, raw->run.atlasFill.ms, cuda->run.atlasFill.tiles,
+                 mark(fillRatio <= 0.5));
+    std::fprintf(o, "| (first view with frames, for reference) | %.2f x (%.1f vs %.1f ms) | |\n",
+                 viewRatio, cuda->run.fill.ms, raw->run.fill.ms);
     std::fprintf(o, "| median frame <= raw | %.3f vs %.3f ms | %s |\n", c.medianMs, raw->sum.medianMs,
                  mark(c.medianMs <= raw->sum.medianMs));
     std::fprintf(o, "| p99 frame <= raw | %.3f vs %.3f ms | %s |\n", c.p99Ms, raw->sum.p99Ms,
@@ -404,11 +411,22 @@ int runFlythroughCommand(int argc, char** argv) {
     hfr::StreamOptions so;
     so.streams = spec.streams;
     std::string snote;
+    // The atlas fill first, with its own strategy (a strategy serves one renderer).
+    hfr::FillResult atlasFill;
+    {
+      auto fillStrategy = hfr::makeRenderStreamStrategy(
+          spec.strategy, *archives[size_t(spec.archive)], error, snote, so);
+      if (!fillStrategy) return fail(error);
+      if (!hfr::measureAtlasFill(*archives[size_t(spec.archive)], *fillStrategy, rs, fly, atlasFill, error))
+        return fail(spec.label + ": " + error);
+    }
+    snote.clear();
     auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)],
                                                   error, snote, so);
     if (!strategy) return fail(error);
     if (!snote.empty() && !quiet) std::fprintf(stderr, "Note: %s: %s\n", spec.label.c_str(), snote.c_str());
     Measured m;
+    m.run.atlasFill = atlasFill;
     m.spec = spec;
     m.name = strategy->name();
     m.run.strategy = spec.label;
@@ -422,9 +440,9 @@ int runFlythroughCommand(int argc, char** argv) {
     if (!hfr::writeFlythroughCsv(csv, m.run, error)) return fail(error);
     if (!quiet)
       std::fprintf(stderr,
-                   "hfbench flythrough: %-14s fill %8.1f ms | frame median %.3f p99 %.3f max %.3f "
-                   "ms | render CPU %.3f ms | %s\n",
-                   spec.label.c_str(), m.run.fill.ms, m.sum.medianMs, m.sum.p99Ms, m.sum.maxMs,
+                   "hfbench flythrough: %-14s atlas fill %7.1f ms, first view %7.1f ms | frame median "
+                   "%.3f p99 %.3f max %.3f ms | render CPU %.3f ms | %s\n",
+                   spec.label.c_str(), m.run.atlasFill.ms, m.run.fill.ms, m.sum.medianMs, m.sum.p99Ms, m.sum.maxMs,
                    m.sum.medianRenderCpuMs, csv.c_str());
     runs.push_back(std::move(m));
   }

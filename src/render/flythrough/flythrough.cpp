@@ -65,7 +65,56 @@ std::string formatPath(const FlythroughOptions& o, double altitude) {
   return buf;
 }
 
+// The flight: options.path, or the diagonal over the renderer's terrain. Returns it in words.
+std::string flightPath(const Renderer& renderer, const FlythroughOptions& options, CameraPath& path) {
+  path = options.path;
+  if (!path.empty()) return formatPath(options, 0);
+  double minZ, maxZ, extentX, extentY;
+  renderer.terrainBox(minZ, maxZ, extentX, extentY);
+  const double altitude =
+      std::isfinite(options.altitude) ? options.altitude : std::max(maxZ, 1.0) / 3.0;
+  path = CameraPath::diagonal(extentX, extentY, altitude, options.speed);
+  return formatPath(options, altitude);
+}
+
 }  // namespace
+
+bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
+                      const RenderSettings& settings, const FlythroughOptions& options,
+                      FillResult& fill, std::string& error) {
+  if (!(options.speed > 0) || !std::isfinite(options.speed)) {
+    error = "the speed must be > 0 m/s";
+    return false;
+  }
+  // No per-step upload cap: the strategy delivers whatever it has ready.
+  RenderSettings rs = settings;
+  rs.uploadsPerFrame = size_t(1) << 30;
+  rs.prefetch = false;  // the camera does not move
+  auto renderer = Renderer::create(archive, strategy, rs, error);
+  if (!renderer) return false;
+  CameraPath path;
+  flightPath(*renderer, options, path);
+  const Camera first = path.at(path.startTime());
+  fill = FillResult{};
+  const StreamStats before = strategy.stats();
+  const auto t0 = std::chrono::steady_clock::now();
+  while (true) {
+    renderer->stream(first);
+    ++fill.frames;
+    if (renderer->settled()) break;
+    if (msSince(t0) > options.fillTimeoutS * 1e3) {
+      error = "the atlas fill did not finish within " + std::to_string(int(options.fillTimeoutS)) + " s";
+      return false;
+    }
+  }
+  renderer->finishFrame(nullptr);  // the uploads / decodes have reached the atlas
+  fill.ms = msSince(t0);
+  const StreamStats after = strategy.stats();
+  fill.tiles = after.delivered - before.delivered;
+  fill.compressedToDevice = after.compressedToDevice - before.compressedToDevice;
+  fill.samplesToDevice = after.samplesToDevice - before.samplesToDevice;
+  return true;
+}
 
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
@@ -102,17 +151,8 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
   run.fill = FillResult{};
   run.archiveTiles = archive.tiles().size();
 
-  CameraPath path = options.path;
-  if (path.empty()) {
-    double minZ, maxZ, extentX, extentY;
-    renderer->terrainBox(minZ, maxZ, extentX, extentY);
-    const double altitude =
-        std::isfinite(options.altitude) ? options.altitude : std::max(maxZ, 1.0) / 3.0;
-    path = CameraPath::diagonal(extentX, extentY, altitude, options.speed);
-    run.path = formatPath(options, altitude);
-  } else {
-    run.path = formatPath(options, 0);
-  }
+  CameraPath path;
+  run.path = flightPath(*renderer, options, path);
   int frames = options.frames;
   // The last frame is at the path's end when dt divides its duration: a relative tolerance, as
   // 0.7 / 0.1 is 6.999999999999999 in doubles.

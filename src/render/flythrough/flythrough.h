@@ -67,7 +67,8 @@ struct FillResult {
 struct FlythroughRun {
   std::string strategy;  // as named by the caller ("cuda x2", "raw", ...)
   std::string archive;   // path
-  FillResult fill;
+  FillResult fill;       // the first view with frames (runFlythrough)
+  FillResult atlasFill;  // stream only, no cap (measureAtlasFill; set by the caller)
   std::vector<FlyFrame> frames;  // fill frames first, then the flight
   size_t atlasSlots = 0, archiveTiles = 0;
   size_t failedTiles = 0;
@@ -80,6 +81,15 @@ struct FlythroughRun {
 bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
                    const RenderSettings& settings, const FlythroughOptions& options,
                    FlythroughRun& run, std::string& error);
+
+// The thesis's atlas fill: a fresh Renderer streams the path's first view into its empty atlas
+// (top level only) with no drawing and no per-step upload cap, polling the strategy until every
+// tile the view wants is resident, then waits for the GPU (glFinish). `fill.frames` counts the
+// polling steps. Needs a current GL context and a fresh strategy (it cannot be reused: the
+// renderer releases its GL resources). False and a one-line error on failure or timeout.
+bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
+                      const RenderSettings& settings, const FlythroughOptions& options,
+                      FillResult& fill, std::string& error);
 
 // Summary of the flight frames (not the fill) of one run.
 struct FlightSummary {

@@ -156,7 +156,7 @@ class RawStreamStrategy final : public StreamStrategy {
 
  private:
   static constexpr uint32_t kNoSlot = ~0u;
-  static constexpr uint32_t kSlots = 256;  // PBO slots (tiles in flight between disk and GL)
+  static constexpr uint32_t kSlots = 64;  // PBO slots (tiles in flight between disk and GL)
   struct Done {
     size_t tile;
     uint32_t pboSlot;

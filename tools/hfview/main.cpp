@@ -21,6 +21,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "archive/archive.h"
@@ -252,7 +253,7 @@ int main(int argc, char** argv) {
     vo.camera = cam;
     vo.quiet = quiet;
     vo.recordPath = recordPath;
-    return hfview::runViewer(*window, archive, *strategy, rs, vo);
+    return hfview::runViewer(*window, archive, std::move(strategy), streamOpts, rs, vo);
   }
 #endif
   auto context = hfr::createHeadlessContext(error);

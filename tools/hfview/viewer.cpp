@@ -16,6 +16,7 @@
 #include <ctime>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "archive/archive.h"
 #include "render/camera/camera.h"
@@ -35,6 +36,25 @@ struct UiSettings {
   bool showPanel = true;
   bool exaggerationDirty = false;
 };
+
+// The panel's stream controls: edited freely, applied by the Apply button (rebuilds the
+// strategy and the renderer at the end of the frame). `message` is the last Apply's error or
+// note, shown in the panel.
+constexpr const char* kStrategyNames[] = {"cpu", "raw", "cuda"};
+struct StreamUi {
+  int strategy = 0;  // index into kStrategyNames
+  int streams = 2;   // cuda only, 1..64
+  double budgetMiB = 256;
+  bool applyRequested = false;
+  std::string message;
+  bool messageIsError = false;
+};
+
+int strategyIndex(const char* name) {
+  for (int i = 0; i < 3; ++i)
+    if (std::string(name) == kStrategyNames[i]) return i;
+  return 0;
+}
 
 // Discrete key presses, collected by the GLFW key callback and consumed once per frame.
 struct KeyEvents {
@@ -152,7 +172,8 @@ std::string humanBytes(double b) {
 }  // namespace
 
 int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
-              hfr::StreamStrategy& strategy, const hfr::RenderSettings& settings,
+              std::unique_ptr<hfr::StreamStrategy> strategy,
+              const hfr::StreamOptions& streamOptions, const hfr::RenderSettings& settings,
               const ViewerOptions& options) {
   // ---- init ----
   GLFWwindow* win = static_cast<GLFWwindow*>(window.nativeWindow());
@@ -161,7 +182,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   rs.width = std::max(rs.width, 1);
   rs.height = std::max(rs.height, 1);
   std::string error;
-  std::unique_ptr<hfr::Renderer> renderer = hfr::Renderer::create(archive, strategy, rs, error);
+  std::unique_ptr<hfr::Renderer> renderer = hfr::Renderer::create(archive, *strategy, rs, error);
   if (!renderer) {
     std::fprintf(stderr, "Error: %s\n", error.c_str());
     return 1;
@@ -196,7 +217,13 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   ui.fog = rs.fog;
   ui.exaggeration = float(rs.verticalExaggeration);
   const hfa::Header& header = archive.header();
-  const float budgetMiB = float(rs.atlasBudgetMiB);
+  // The running stream configuration (what Apply restores when a new one fails) and its edits.
+  std::string appliedName = strategy->name();
+  hfr::StreamOptions appliedOptions = streamOptions;
+  StreamUi sui;
+  sui.strategy = strategyIndex(strategy->name());
+  sui.streams = std::clamp(streamOptions.streams, 1, 64);
+  sui.budgetMiB = rs.atlasBudgetMiB;
 
   if (!options.quiet)
     std::printf("hfview: %s | %s\n", options.archivePath.c_str(), window.description().c_str());
@@ -306,8 +333,22 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       }
       ImGui::Separator();
       ImGui::SliderFloat("tau (px)", &ui.tau, 0.25f, 16.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
-      ImGui::Text("stream: %s (restart with --stream cpu|raw|cuda)", strategy.name());
-      ImGui::Text("atlas budget: %.0f MiB (restart with --budget MIB)", double(budgetMiB));
+      const std::string cudaStreams = std::string(strategy->name()) == "cuda"
+          ? ", " + std::to_string(appliedOptions.streams) + " CUDA streams" : std::string();
+      ImGui::Text("running: stream %s%s, atlas budget %.0f MiB", strategy->name(),
+                  cudaStreams.c_str(), renderer->settings().atlasBudgetMiB);
+      ImGui::Combo("stream", &sui.strategy, kStrategyNames, 3);
+      ImGui::BeginDisabled(sui.strategy != 2);
+      if (ImGui::InputInt("CUDA streams", &sui.streams)) sui.streams = std::clamp(sui.streams, 1, 64);
+      ImGui::EndDisabled();
+      if (ImGui::InputDouble("atlas budget (MiB)", &sui.budgetMiB, 16.0, 256.0, "%.0f") &&
+          !(sui.budgetMiB > 0))
+        sui.budgetMiB = 1;
+      if (ImGui::Button("Apply")) sui.applyRequested = true;
+      if (!sui.message.empty())
+        ImGui::TextColored(sui.messageIsError ? ImVec4(1.0f, 0.35f, 0.35f, 1.0f)
+                                              : ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
+                           "%s", sui.message.c_str());
       ImGui::Text("view:");
       ImGui::SameLine();
       ImGui::RadioButton("shaded", &ui.view, int(hfr::View::Shaded));
@@ -375,7 +416,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::Text("streamed so far %s, pending %zu",
                   humanBytes(double(bytesStreamedTotal)).c_str(), st.pending);
       // Host -> device: compressed (cuda's packed batches) / decompressed samples (cpu, raw).
-      const hfr::StreamStats ss = strategy.stats();
+      const hfr::StreamStats ss = strategy->stats();
       ImGui::Text("to device this frame %.1f / %.1f KiB (compressed / decompressed)",
                   double(st.compressedToDevice) / 1024.0, double(st.samplesToDevice) / 1024.0);
       ImGui::Text("to device so far %s / %s", humanBytes(double(ss.compressedToDevice)).c_str(),
@@ -417,6 +458,59 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       if (oneShot) break;
     }
     window.swapBuffers();
+
+    // Apply: rebuild the strategy and the renderer (GL context current, between frames). The
+    // renderer goes first (its destructor releases the strategy's GL/CUDA resources), then the
+    // strategy; settings (size, tau, view, exaggeration, ...) and the camera are kept. When the
+    // new configuration fails, the previous one is made again.
+    if (sui.applyRequested) {
+      sui.applyRequested = false;
+      const hfr::RenderSettings prevSettings = renderer->settings();
+      hfr::RenderSettings next = prevSettings;
+      next.atlasBudgetMiB = sui.budgetMiB;
+      hfr::StreamOptions nextOptions = appliedOptions;
+      nextOptions.streams = sui.streams;
+      const std::string nextName = kStrategyNames[sui.strategy];
+      auto build = [&](const std::string& name, const hfr::StreamOptions& so,
+                       const hfr::RenderSettings& s, std::string& err, std::string& note) {
+        renderer.reset();
+        strategy.reset();
+        strategy = hfr::makeRenderStreamStrategy(name, archive, err, note, so);
+        if (strategy) renderer = hfr::Renderer::create(archive, *strategy, s, err);
+        return renderer != nullptr;
+      };
+      std::string err, note;
+      sui.message.clear();
+      sui.messageIsError = false;
+      if (build(nextName, nextOptions, next, err, note)) {
+        appliedName = strategy->name();
+        appliedOptions = nextOptions;
+        if (!note.empty()) {
+          std::fprintf(stderr, "Note: %s\n", note.c_str());
+          sui.message = note;
+        }
+        if (!options.quiet)
+          std::printf("hfview: stream %s, atlas budget %.0f MiB\n", strategy->name(),
+                      next.atlasBudgetMiB);
+      } else {
+        std::fprintf(stderr, "Error: %s (keeping stream %s)\n", err.c_str(), appliedName.c_str());
+        sui.message = err;
+        sui.messageIsError = true;
+        std::string err2, note2;
+        if (!build(appliedName, appliedOptions, prevSettings, err2, note2)) {
+          std::fprintf(stderr, "Error: %s\n", err2.c_str());
+          rc = 1;
+          break;
+        }
+      }
+      for (const std::string& n : renderer->notes()) std::fprintf(stderr, "Note: %s\n", n.c_str());
+      sui.strategy = strategyIndex(strategy->name());
+      sui.budgetMiB = renderer->settings().atlasBudgetMiB;
+      renderer->terrainBox(terrainMinZ, terrainMaxZ, extentX, extentY);
+      // Statistics start again with the new strategy / renderer.
+      st = hfr::FrameStats{};
+      bytesStreamedTotal = 0;
+    }
   }
 
   if (!recording.stop(glfwGetTime()) && rc == 0) rc = 1;  // F9 still on: write the path

@@ -3,9 +3,11 @@
 // and sets dirty flags that the frame applies; the camera ignores input while ImGui wants it.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "render/gl/renderer.h"
+#include "render/gl/stream_gl.h"
 #include "render/gl/window.h"
 
 namespace hfa {
@@ -27,9 +29,12 @@ struct ViewerOptions {
 };
 
 // Runs the window loop until the window is closed (or Esc). Returns the exit status; errors are
-// printed as one "Error: ..." line.
+// printed as one "Error: ..." line. The viewer owns the strategy (made with
+// hfr::makeRenderStreamStrategy from `streamOptions`): the panel's Apply replaces it and the
+// renderer (strategy, CUDA stream count, atlas budget) and restores them when the new ones fail.
 int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
-              hfr::StreamStrategy& strategy, const hfr::RenderSettings& settings,
+              std::unique_ptr<hfr::StreamStrategy> strategy,
+              const hfr::StreamOptions& streamOptions, const hfr::RenderSettings& settings,
               const ViewerOptions& options);
 
 }  // namespace hfview

@@ -21,32 +21,20 @@
 
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
+#include "test_files.h"
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
 
 namespace {
 
+using hf_test::TempDir;
+using hf_test::samplePath;
+
 namespace fs = std::filesystem;
 
-std::string samplePath(bool raw) {
-  const char* env = std::getenv(raw ? "HF_SAMPLE_RAW_ARCHIVE" : "HF_SAMPLE_ARCHIVE");
-  return env && *env ? env : (raw ? HF_SAMPLE_RAW_ARCHIVE : HF_SAMPLE_ARCHIVE);
-}
 const std::string kSample = samplePath(false), kRaw = samplePath(true);
 
 bool haveSamples() { return fs::exists(kSample) && fs::exists(kRaw); }
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() /
-           ("hf_flythrough_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 struct CmdResult {
   int status = -1;

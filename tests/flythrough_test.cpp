@@ -21,30 +21,16 @@
 #include "render/flythrough/flythrough.h"
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
+#include "test_files.h"
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
 
 namespace {
 
+using hf_test::TempDir;
+using hf_test::samplePath;
+
 namespace fs = std::filesystem;
-
-// The archives: compiled-in build paths, overridable (the GPU machine runs a copied binary).
-std::string samplePath(bool raw) {
-  const char* env = std::getenv(raw ? "HF_SAMPLE_RAW_ARCHIVE" : "HF_SAMPLE_ARCHIVE");
-  return env && *env ? env : (raw ? HF_SAMPLE_RAW_ARCHIVE : HF_SAMPLE_ARCHIVE);
-}
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() /
-           ("hf_flythrough_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;

@@ -29,6 +29,7 @@
 #include "archive/archive.h"
 #include "demio/hfr.h"
 #include "hfpack.h"
+#include "test_files.h"
 
 #ifndef HF_SHARED_DEM_DIR
 #error "HF_SHARED_DEM_DIR must name the shared DEM folder"
@@ -36,20 +37,11 @@
 
 namespace {
 
+using hf_test::TempDir;
+
 namespace fs = std::filesystem;
 
 const std::string kDem = HF_SHARED_DEM_DIR;
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int n = 0;
-    path = fs::temp_directory_path() / ("hf_hfpack_test_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string operator/(const std::string& name) const { return (path / name).string(); }
-};
 
 [[maybe_unused]] bool haveDem(const std::string& name) { return fs::exists(kDem + "/" + name); }
 

@@ -16,18 +16,15 @@
 #include "archive/archive.h"
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
+#include "test_files.h"
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
 
 namespace {
 
-constexpr int kW = 320, kH = 240;
+using hf_test::samplePath;
 
-// The archives: compiled-in build paths, overridable (the GPU machine runs a copied binary).
-std::string samplePath(bool raw) {
-  const char* env = std::getenv(raw ? "HF_SAMPLE_RAW_ARCHIVE" : "HF_SAMPLE_ARCHIVE");
-  return env && *env ? env : (raw ? HF_SAMPLE_RAW_ARCHIVE : HF_SAMPLE_ARCHIVE);
-}
+constexpr int kW = 320, kH = 240;
 
 // Skips when there is no GL or no sample archive (a GDAL-free build without the env override).
 #define SKIP_UNLESS_RUNNABLE(r)                                                   \

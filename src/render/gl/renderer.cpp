@@ -457,10 +457,9 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     strategy.deliver(*this, settings.uploadsPerFrame);
     endPass();
   }
-  const uint64_t bytesRead = strategy.stats().bytesRead;
-  const uint64_t bytesThisFrame = bytesRead - std::min(bytesRead, lastBytesRead);
-  lastBytesRead = bytesRead;
-  const StreamStats ss = strategy.stats();
+  const StreamStats ss = strategy.stats();  // one lock of the strategy per frame
+  const uint64_t bytesThisFrame = ss.bytesRead - std::min(ss.bytesRead, lastBytesRead);
+  lastBytesRead = ss.bytesRead;
   if (st) {
     st->selectMs = selectMs;
     st->updateCpuMs = updateMs;

@@ -40,7 +40,12 @@ std::vector<uint16_t> tileSamples(int level, uint32_t x, uint32_t y) {
 
 // Writes a 2-level archive of a 40 x 20 extent (level 0: 3 x 2 tiles, one left out; level 1:
 // 2 x 1). Returns the path.
-std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Codec codec) {
+// With `imagery`: an imagery section of 16 x 16 texel tiles (border 2), one finer level, a
+// tile for every height tile's region (and the four sub-tiles of each level-0 tile), written
+// interleaved with the height tiles; payloads are RGBA8 (raw) or fake "jpeg" bytes (the archive
+// does not decode imagery).
+std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Codec codec,
+                         bool imagery = false) {
   hfa::Header h;
   h.tileLog = kLog;
   h.levels = 2;
@@ -53,7 +58,24 @@ std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Code
   hfa::ArchiveWriter w;
   std::string error;
   const std::string path = (dir / name).string();
-  EXPECT_TRUE(w.open(path, h, 8, error)) << error;
+  hfa::ImageryHeader im;
+  im.tileSize = 16;
+  im.border = 2;
+  im.finerLevels = 1;
+  im.quality = 80;
+  im.jpegTables = {0xff, 0xd8, 0xff, 0xd9};  // not real tables: the archive only stores them
+  EXPECT_TRUE(w.open(path, h, 8, error, imagery ? &im : nullptr, 32)) << error;
+  auto addImagery = [&](int k, uint32_t x, uint32_t y) {
+    hfa::ImageryEntry e;
+    e.level = uint8_t(k);
+    e.x = x;
+    e.y = y;
+    e.codec = (x + y) % 2 ? hfa::ImageryCodec::Raw : hfa::ImageryCodec::Jpeg;
+    e.flags = x == 0 ? hfa::kImageryPartial : 0;
+    std::vector<uint8_t> payload(e.codec == hfa::ImageryCodec::Raw ? 16 * 16 * 4 : 100 + x + 7 * y);
+    for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 7 + x + 3 * y + k);
+    EXPECT_TRUE(w.addImageryTile(e, payload.data(), payload.size(), error)) << error;
+  };
   for (int level = 1; level >= 0; --level)  // out of order on purpose: finish() sorts
     for (uint32_t y = 0; y < h.tilesY(level); ++y)
       for (uint32_t x = 0; x < h.tilesX(level); ++x) {
@@ -81,6 +103,11 @@ std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Code
           EXPECT_EQ(hfpac::encode(s.data(), kP, kP, kP, h.sampleType, eo, payload), hfpac::Status::Ok);
         }
         EXPECT_TRUE(w.addTile(e, payload.data(), payload.size(), error)) << error;
+        if (imagery) {
+          addImagery(level + 1, x, y);
+          if (level == 0)
+            for (uint32_t q = 0; q < 4; ++q) addImagery(0, 2 * x + (q & 1), 2 * y + (q >> 1));
+        }
       }
   EXPECT_TRUE(w.finish(error)) << error;
   return path;
@@ -108,6 +135,13 @@ int openAndDecodeAll(const std::string& path, std::string& first_error) {
   std::vector<uint16_t> buf(size_t(kP) * kP);
   for (size_t i = 0; i < r.tiles().size(); ++i)
     if (!r.decodeTile(i, buf.data(), error)) {
+      if (!errors) first_error = error;
+      ++errors;
+    }
+  const uint8_t* data;
+  size_t size;
+  for (size_t i = 0; i < r.imageryTiles().size(); ++i)
+    if (!r.imageryPayload(i, data, size, error)) {
       if (!errors) first_error = error;
       ++errors;
     }
@@ -199,6 +233,102 @@ TEST(Archive, LodErrorOfPlaneIsZeroAndBumpIsMeasured) {
   EXPECT_FLOAT_EQ(hfa::lodErrorAtStep(s.data(), kLog, hfpac::SampleType::UInt16, 1), 20.f);
   EXPECT_FLOAT_EQ(hfa::lodErrorAtStep(s.data(), kLog, hfpac::SampleType::UInt16, 3), 35.f);
   EXPECT_FLOAT_EQ(hfa::lodErrorAtStep(s.data(), kLog, hfpac::SampleType::UInt16, 4), 40.f);
+}
+
+TEST(Archive, ImageryRoundTrip) {
+  const fs::path dir = tempDir();
+  hfa::ArchiveReader r;
+  std::string error;
+  ASSERT_TRUE(r.open(writeArchive(dir, "im.hfa", hfa::Codec::Hfpac, true), error)) << error;
+  ASSERT_TRUE(r.hasImagery());
+  const hfa::ImageryHeader& im = r.imagery();
+  EXPECT_EQ(im.tileSize, 16);
+  EXPECT_EQ(im.border, 2);
+  EXPECT_EQ(im.finerLevels, 1);
+  EXPECT_EQ(im.levels, 3);
+  EXPECT_EQ(im.quality, 80);
+  EXPECT_EQ(im.jpegTables, (std::vector<uint8_t>{0xff, 0xd8, 0xff, 0xd9}));
+  EXPECT_EQ(hfa::imageryTilesX(r.header(), im, 0), 6u);  // 3 level-0 tiles, 2 sub-tiles each
+  EXPECT_EQ(hfa::imageryTilesY(r.header(), im, 0), 4u);
+  EXPECT_EQ(hfa::imageryTilesX(r.header(), im, 2), 2u);
+  EXPECT_EQ(r.imageryTiles().size(), 2u + 5u + 5u * 4u);
+  EXPECT_EQ(r.imageryIndexCapacity(), 32u);
+  size_t first, count;
+  r.imageryLevelRange(0, first, count);
+  EXPECT_EQ(count, 20u);
+  const long t = r.findImagery(0, 3, 1);  // a sub-tile of level-0 tile (1, 0)
+  ASSERT_GE(t, 0);
+  const hfa::ImageryEntry& e = r.imageryTiles()[size_t(t)];
+  EXPECT_EQ(e.codec, hfa::ImageryCodec::Jpeg);  // (x + y) even
+  EXPECT_EQ(e.flags, 0);
+  const uint8_t* data;
+  size_t size;
+  ASSERT_TRUE(r.imageryPayload(size_t(t), data, size, error)) << error;
+  ASSERT_EQ(size, e.codec == hfa::ImageryCodec::Raw ? 16u * 16u * 4u : 100u + 3u + 7u);
+  for (size_t i = 0; i < size; ++i) ASSERT_EQ(data[i], uint8_t(i * 7 + 3 + 3 * 1 + 0)) << i;
+  EXPECT_EQ(r.findImagery(0, 2, 2), -1);  // under the absent level-0 tile (1, 1)
+  EXPECT_EQ(r.findImagery(5, 0, 0), -1);
+  EXPECT_EQ(r.imageryTileName(size_t(t)), "imagery tile (k0, x3, y1)");
+  // The heights are unchanged by the imagery beside them.
+  std::string e2;
+  EXPECT_EQ(openAndDecodeAll((dir / "im.hfa").string(), e2), 0) << e2;
+  fs::remove_all(dir);
+}
+
+TEST(Archive, VersionOneStillOpens) {
+  const fs::path dir = tempDir();
+  const std::string path = writeArchive(dir, "v1.hfa", hfa::Codec::Hfpac);
+  std::vector<uint8_t> b = readFile(path);
+  ASSERT_EQ(b[4], hfa::kVersion);
+  b[4] = 1;  // a version-1 file is byte for byte a version-2 file without imagery
+  const uint32_t crc = hfa::crc32(b.data(), 252);
+  for (int i = 0; i < 4; ++i) b[size_t(252 + i)] = uint8_t(crc >> (8 * i));
+  writeFile(path, b.data(), b.size());
+  hfa::ArchiveReader r;
+  std::string error;
+  ASSERT_TRUE(r.open(path, error)) << error;
+  EXPECT_FALSE(r.hasImagery());
+  EXPECT_EQ(openAndDecodeAll(path, error), 0) << error;
+  fs::remove_all(dir);
+}
+
+TEST(Archive, ImageryCorruptionIsCaught) {
+  const fs::path dir = tempDir();
+  const std::string path = writeArchive(dir, "imc_src.hfa", hfa::Codec::Hfpac, true);
+  const std::vector<uint8_t> bytes = readFile(path);
+  const std::string cut = (dir / "imc.hfa").string();
+  for (size_t len = 0; len < bytes.size(); len += 7) {  // every 7th truncation length
+    writeFile(cut, bytes.data(), len);
+    hfa::ArchiveReader r;
+    std::string error;
+    ASSERT_FALSE(r.open(cut, error)) << "length " << len;
+    ASSERT_EQ(error.find('\n'), std::string::npos);
+  }
+  hftest::Rng rng(7);
+  int detected = 0;
+  for (int trial = 0; trial < 400; ++trial) {
+    std::vector<uint8_t> b = bytes;
+    b[rng.below(uint32_t(b.size()))] ^= uint8_t(1u << rng.below(8));
+    writeFile(cut, b.data(), b.size());
+    std::string error;
+    if (openAndDecodeAll(cut, error) > 0) {
+      ++detected;
+      EXPECT_EQ(error.find('\n'), std::string::npos);
+    }
+  }
+  EXPECT_GT(detected, 200);
+  // A corrupt imagery payload names the imagery tile.
+  hfa::ArchiveReader ok;
+  std::string error;
+  ASSERT_TRUE(ok.open(path, error)) << error;
+  const hfa::ImageryEntry last = ok.imageryTiles().back();
+  ok.close();
+  std::vector<uint8_t> b = bytes;
+  b[size_t(last.offset + last.size / 2)] ^= 0x40;
+  writeFile(cut, b.data(), b.size());
+  EXPECT_EQ(openAndDecodeAll(cut, error), 1);
+  EXPECT_NE(error.find("imagery tile (k"), std::string::npos) << error;
+  fs::remove_all(dir);
 }
 
 TEST(Archive, EveryTruncationIsAnErrorNamingTheCause) {

@@ -29,6 +29,21 @@ bool parseCodec(const std::string& s, Codec& c) {
   return true;
 }
 
+const char* imageryCodecName(ImageryCodec c) {
+  switch (c) {
+    case ImageryCodec::Raw: return "raw";
+    case ImageryCodec::Jpeg: return "jpeg";
+  }
+  return "unknown";
+}
+
+bool parseImageryCodec(const std::string& s, ImageryCodec& c) {
+  if (s == "raw") c = ImageryCodec::Raw;
+  else if (s == "jpeg") c = ImageryCodec::Jpeg;
+  else return false;
+  return true;
+}
+
 namespace {
 uint32_t tilesAlong(uint32_t extent, int tileLog, int level) {
   if (extent <= 1) return 1;
@@ -40,6 +55,21 @@ uint32_t tilesAlong(uint32_t extent, int tileLog, int level) {
 
 uint32_t Header::tilesX(int level) const { return tilesAlong(width, tileLog, level); }
 uint32_t Header::tilesY(int level) const { return tilesAlong(height, tileLog, level); }
+
+namespace {
+uint32_t imageryTilesAlong(uint32_t heightTiles0, uint32_t heightTilesL, int finer, int k) {
+  const int level = k - finer;
+  if (level >= 0) return heightTilesL;
+  return heightTiles0 << std::min(-level, kMaxImageryFinerLevels);
+}
+}  // namespace
+
+uint32_t imageryTilesX(const Header& h, const ImageryHeader& im, int k) {
+  return imageryTilesAlong(h.tilesX(0), h.tilesX(std::max(0, k - im.finerLevels)), im.finerLevels, k);
+}
+uint32_t imageryTilesY(const Header& h, const ImageryHeader& im, int k) {
+  return imageryTilesAlong(h.tilesY(0), h.tilesY(std::max(0, k - im.finerLevels)), im.finerLevels, k);
+}
 
 int Header::naturalLevels(uint32_t width, uint32_t height, int tileLog) {
   int levels = 1;
@@ -61,6 +91,31 @@ uint32_t crc32(const uint8_t* data, size_t size) {
 }
 
 namespace detail {
+
+// Imagery entry (32 bytes): level u8, codec u8, flags u16, x u32, y u32, size u32, offset u64,
+// crc u32, reserved u32 (0).
+void writeImageryEntry(const ImageryEntry& e, uint8_t* p) {
+  std::memset(p, 0, kImageryEntryBytes);
+  p[0] = e.level;
+  p[1] = uint8_t(e.codec);
+  put16(p + 2, e.flags);
+  put32(p + 4, e.x);
+  put32(p + 8, e.y);
+  put32(p + 12, e.size);
+  put64(p + 16, e.offset);
+  put32(p + 24, e.crc);
+}
+
+void readImageryEntry(const uint8_t* p, ImageryEntry& e) {
+  e.level = p[0];
+  e.codec = ImageryCodec(p[1]);
+  e.flags = get16(p + 2);
+  e.x = get32(p + 4);
+  e.y = get32(p + 8);
+  e.size = get32(p + 12);
+  e.offset = get64(p + 16);
+  e.crc = get32(p + 24);
+}
 
 void writeEntry(const TileEntry& e, int tileLog, uint8_t* p) {
   std::memset(p, 0, entryBytes(tileLog));

@@ -15,6 +15,9 @@
 //   so no file that looks valid is left behind by an interrupted or failed pack.
 // - Nothing here throws except std::bad_alloc; errors are returned as one-line strings
 //   (no "Error:" prefix, no trailing newline).
+// - Imagery (version 2): an optional second tile set of colour tiles that follows the same
+//   quadtree (ImageryHeader below, docs/archive.md section 5). Version-1 archives (no imagery)
+//   open everywhere; the writer always writes version 2.
 #pragma once
 
 #include <cstddef>
@@ -27,7 +30,7 @@
 namespace hfa {
 
 constexpr uint32_t kMagic = 0x52414648u;  // bytes 'H','F','A','R'
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;   // written; 1 and 2 are read
 constexpr uint32_t kHeaderBytes = 256;   // fixed header size (docs/archive.md, "Header")
 constexpr uint32_t kEntryFixedBytes = 40;  // index entry without its error array
 constexpr int kMinTileLog = 1, kMaxTileLog = 12;  // p = 3 .. 4097
@@ -79,6 +82,55 @@ struct Header {
   static int naturalLevels(uint32_t width, uint32_t height, int tileLog);
 };
 
+// ---- imagery (docs/archive.md section 5) ----
+// Imagery level k covers the region of height level L = k - finerLevels: tile (k, x, y) with
+// L >= 0 spans the height tile (L, x, y) exactly; with L < 0 (imagery finer than the DEM) it is
+// one of the 4^-L sub-tiles of a level-0 tile. A tile is tileSize^2 RGBA texels whose content
+// (tileSize - 2 border) spans the region; the border repeats the neighbours (filtering).
+// Texel i of a tile at level L with origin x: level-0 sample coordinate
+//   X = x (p - 1) 2^L + (i + 0.5 - border) (p - 1) 2^L / content   (sample centres at integers).
+enum class ImageryCodec : uint8_t { Raw = 0, Jpeg = 1 };
+const char* imageryCodecName(ImageryCodec c);                   // "raw", "jpeg"
+bool parseImageryCodec(const std::string& s, ImageryCodec& c);  // accepts the names above
+
+enum : uint16_t {
+  kImageryPartial = 1u << 0,  // some texels are not covered by the source (alpha 0)
+};
+
+constexpr uint32_t kImageryMagic = 0x4d494648u;  // bytes 'H','F','I','M'
+constexpr uint32_t kImageryEntryBytes = 32;
+constexpr int kMaxImageryFinerLevels = 8;
+
+struct ImageryHeader {
+  ImageryCodec codec = ImageryCodec::Jpeg;  // what the packer used (tiles say their own)
+  int tileSize = 256;           // texels per side, border included (multiple of 16, 16..4096)
+  int border = 4;               // texels on each side (< tileSize / 4)
+  int finerLevels = 0;          // imagery-only levels below height level 0 (0..8)
+  int levels = 0;               // imagery levels = Header::levels + finerLevels (set by the writer)
+  int quality = 0;              // JPEG quality 1..100 (0 for raw)
+  uint32_t flags = 0;           // bit 0: the source was not georeferenced (stretched to the DEM)
+  double texelsPerSample = 0;   // source texels per level-0 sample (informational)
+  std::vector<uint8_t> jpegTables;  // tables-only JPEG stream shared by every jpeg tile
+
+  int content() const { return tileSize - 2 * border; }
+  int heightLevel(int k) const { return k - finerLevels; }
+};
+enum : uint32_t { kImageryUnreferenced = 1u << 0 };
+
+struct ImageryEntry {
+  uint8_t level = 0;            // imagery level k
+  ImageryCodec codec = ImageryCodec::Jpeg;
+  uint16_t flags = 0;           // kImageryPartial
+  uint32_t x = 0, y = 0;
+  uint32_t size = 0;            // payload bytes (raw: tileSize^2 * 4, RGBA8 row-major)
+  uint64_t offset = 0;
+  uint32_t crc = 0;
+};
+
+// Tiles per side of imagery level k (the height level's, times 2^(finerLevels - k) below 0).
+uint32_t imageryTilesX(const Header& h, const ImageryHeader& im, int k);
+uint32_t imageryTilesY(const Header& h, const ImageryHeader& im, int k);
+
 struct TileEntry {
   uint8_t level = 0;
   Codec codec = Codec::Hfpac;
@@ -115,11 +167,15 @@ class ArchiveWriter {
   ArchiveWriter(const ArchiveWriter&) = delete;
   ArchiveWriter& operator=(const ArchiveWriter&) = delete;
 
-  // Creates the temporary file and reserves room for at most maxTiles index entries.
-  bool open(const std::string& path, const Header& header, size_t maxTiles, std::string& error);
+  // Creates the temporary file and reserves room for at most maxTiles index entries (and, with
+  // imagery, maxImageryTiles imagery entries; imagery->levels is set from header.levels).
+  bool open(const std::string& path, const Header& header, size_t maxTiles, std::string& error,
+            const ImageryHeader* imagery = nullptr, size_t maxImageryTiles = 0);
   // Appends one payload. Not thread-safe: callers serialise. entry.offset/size/crc/codec are
   // filled here; the other fields are the caller's.
   bool addTile(TileEntry entry, const uint8_t* payload, size_t size, std::string& error);
+  // Appends one imagery payload (open() with imagery). Same rules as addTile.
+  bool addImageryTile(ImageryEntry entry, const uint8_t* payload, size_t size, std::string& error);
   // Header fields that are only known at the end (filled counts, quantError) may be updated.
   Header& header() { return header_; }
   // Sorts and writes the index, the header, fsyncs and renames onto the final path.
@@ -136,6 +192,11 @@ class ArchiveWriter {
   size_t maxTiles_ = 0;
   uint64_t payloadStart_ = 0, payloadEnd_ = 0;
   std::vector<TileEntry> entries_;
+  bool hasImagery_ = false;
+  ImageryHeader imagery_;
+  size_t maxImageryTiles_ = 0;
+  uint64_t imageryOffset_ = 0;
+  std::vector<ImageryEntry> imageryEntries_;
 };
 
 class ArchiveReader {
@@ -167,6 +228,17 @@ class ArchiveReader {
   // "tile (L2, x3, y5)" for messages.
   std::string tileName(size_t tile) const;
 
+  // ---- imagery (empty / false for archives without it) ----
+  bool hasImagery() const { return hasImagery_; }
+  const ImageryHeader& imagery() const { return imagery_; }
+  const std::vector<ImageryEntry>& imageryTiles() const { return imageryEntries_; }  // by (k, y, x)
+  long findImagery(int level, uint32_t x, uint32_t y) const;
+  void imageryLevelRange(int level, size_t& first, size_t& count) const;
+  // Payload bytes of an imagery tile after the CRC check (as payload()).
+  bool imageryPayload(size_t tile, const uint8_t*& data, size_t& size, std::string& error) const;
+  std::string imageryTileName(size_t tile) const;  // "imagery tile (k3, x1, y0)"
+  uint32_t imageryIndexCapacity() const { return imageryCapacity_; }
+
  private:
   std::string path_;
   const uint8_t* map_ = nullptr;
@@ -175,6 +247,13 @@ class ArchiveReader {
   Header header_;
   std::vector<TileEntry> entries_;
   std::vector<size_t> levelFirst_;  // levels + 1 entries
+  bool hasImagery_ = false;
+  ImageryHeader imagery_;
+  std::vector<ImageryEntry> imageryEntries_;
+  std::vector<size_t> imageryLevelFirst_;  // imagery levels + 1 entries
+  uint32_t imageryCapacity_ = 0;
+  bool openImagery(uint64_t offset, uint32_t bytes, uint32_t crc, uint64_t payloadOffset,
+                   uint64_t fileSize, std::string& error);
 };
 
 }  // namespace hfa

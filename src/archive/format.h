@@ -19,8 +19,21 @@ enum HeaderOffset : uint32_t {
   kOffSpacingX = 88, kOffSpacingY = 96, kOffVScale = 104, kOffVOffset = 112,
   kOffQuantError = 120, kOffFilled = 128, kOffValid = 136, kOffStringsOffset = 144,
   kOffStringsBytes = 152, kOffTileCount = 156, kOffIndexOffset = 160, kOffIndexCapacity = 168,
-  kOffIndexCrc = 172, kOffPayloadOffset = 176, kOffPayloadBytes = 184, kOffHeaderCrc = 252,
+  kOffIndexCrc = 172, kOffPayloadOffset = 176, kOffPayloadBytes = 184,
+  // version 2: the imagery section (0 = none)
+  kOffImageryOffset = 192, kOffImageryBytes = 200, kOffImageryCrc = 204, kOffHeaderCrc = 252,
 };
+
+// Imagery section (docs/archive.md section 5): a 64-byte descriptor, the JPEG tables (padded to
+// 8), then `capacity` entries of kImageryEntryBytes.
+enum ImageryOffset : uint32_t {
+  kImMagic = 0, kImCodec = 4, kImFinerLevels = 5, kImLevels = 6, kImQuality = 7,
+  kImTileSize = 8, kImBorder = 10, kImFlags = 12, kImTablesBytes = 16, kImTileCount = 20,
+  kImCapacity = 24, kImEntryBytes = 28, kImTexelsPerSample = 32, kImDescriptorBytes = 64,
+};
+inline uint64_t imageryTablesPadded(uint64_t bytes) { return (bytes + 7) & ~uint64_t(7); }
+void writeImageryEntry(const ImageryEntry& e, uint8_t* p);
+void readImageryEntry(const uint8_t* p, ImageryEntry& e);
 
 inline void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); }
 inline void put32(uint8_t* p, uint32_t v) {

@@ -28,6 +28,18 @@ void ArchiveReader::close() {
   entries_.clear();
   levelFirst_.clear();
   header_ = Header();
+  hasImagery_ = false;
+  imagery_ = ImageryHeader();
+  imageryEntries_.clear();
+  imageryLevelFirst_.clear();
+  imageryCapacity_ = 0;
+}
+
+std::string ArchiveReader::imageryTileName(size_t tile) const {
+  if (tile >= imageryEntries_.size()) return "imagery tile #" + std::to_string(tile);
+  const ImageryEntry& e = imageryEntries_[tile];
+  return "imagery tile (k" + std::to_string(e.level) + ", x" + std::to_string(e.x) + ", y" +
+         std::to_string(e.y) + ")";
 }
 
 std::string ArchiveReader::tileName(size_t tile) const {
@@ -188,6 +200,17 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
   for (size_t l = 1; l < levelFirst_.size(); ++l)
     levelFirst_[l] = std::max(levelFirst_[l], levelFirst_[l - 1]);
 
+  // Version 2: the optional imagery section (version 1 has zeros there, which means none).
+  const uint64_t imagery_offset = version >= 2 ? get64(h + kOffImageryOffset) : 0;
+  if (imagery_offset != 0) {
+    if (imagery_offset < index_offset + uint64_t(capacity) * eb)
+      return fail("corrupt header (imagery section offset)");
+    std::string im_error;
+    if (!openImagery(imagery_offset, get32(h + kOffImageryBytes), get32(h + kOffImageryCrc),
+                     payload_offset, file_size, im_error))
+      return fail(im_error);
+  }
+
   if (size_ != file_size) {
     if (size_ > file_size)
       return fail("corrupt: " + std::to_string(size_ - file_size) +
@@ -206,6 +229,112 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
       if (cut > 1) msg += " (and " + std::to_string(cut - 1) + " more tiles)";
     }
     return fail(msg);
+  }
+  return true;
+}
+
+bool ArchiveReader::openImagery(uint64_t offset, uint32_t bytes, uint32_t crc,
+                                uint64_t payloadOffset, uint64_t fileSize, std::string& error) {
+  auto fail = [&](const std::string& msg) {
+    error = msg;
+    return false;
+  };
+  if (offset > payloadOffset || payloadOffset - offset < kImDescriptorBytes || bytes < kImDescriptorBytes)
+    return fail("corrupt imagery section (offset)");
+  if (offset + bytes > size_)
+    return fail("truncated: the file has " + std::to_string(size_) + " of " + std::to_string(fileSize) +
+                " bytes, the imagery index is incomplete");
+  const uint8_t* d = map_ + offset;
+  if (crc32(d, bytes) != crc) return fail("corrupt imagery index (checksum mismatch)");
+  if (get32(d + kImMagic) != kImageryMagic) return fail("corrupt imagery section (bad magic)");
+  ImageryHeader& im = imagery_;
+  const uint8_t codec = d[kImCodec];
+  if (codec > uint8_t(ImageryCodec::Jpeg)) return fail("unknown imagery codec " + std::to_string(codec));
+  im.codec = ImageryCodec(codec);
+  im.finerLevels = d[kImFinerLevels];
+  im.levels = d[kImLevels];
+  im.quality = d[kImQuality];
+  im.tileSize = get16(d + kImTileSize);
+  im.border = get16(d + kImBorder);
+  im.flags = get32(d + kImFlags);
+  im.texelsPerSample = getF64(d + kImTexelsPerSample);
+  const uint32_t tables = get32(d + kImTablesBytes);
+  const uint32_t count = get32(d + kImTileCount);
+  const uint32_t capacity = get32(d + kImCapacity);
+  if (im.tileSize < 16 || im.tileSize > 4096 || im.tileSize % 16 || im.border * 4 >= im.tileSize ||
+      im.finerLevels > kMaxImageryFinerLevels || im.levels != header_.levels + im.finerLevels ||
+      im.quality > 100 || get32(d + kImEntryBytes) != kImageryEntryBytes || count > capacity)
+    return fail("corrupt imagery section (descriptor)");
+  const uint64_t padded = imageryTablesPadded(tables);
+  if (uint64_t(bytes) != kImDescriptorBytes + padded + uint64_t(count) * kImageryEntryBytes ||
+      offset + kImDescriptorBytes + padded + uint64_t(capacity) * kImageryEntryBytes > payloadOffset)
+    return fail("corrupt imagery section (sizes)");
+  im.jpegTables.assign(d + kImDescriptorBytes, d + kImDescriptorBytes + tables);
+  imageryEntries_.resize(count);
+  imageryLevelFirst_.assign(size_t(im.levels) + 1, 0);
+  const uint64_t raw_size = uint64_t(im.tileSize) * uint64_t(im.tileSize) * 4;
+  const uint8_t* entries = d + kImDescriptorBytes + padded;
+  for (uint32_t i = 0; i < count; ++i) {
+    ImageryEntry& e = imageryEntries_[i];
+    readImageryEntry(entries + uint64_t(i) * kImageryEntryBytes, e);
+    const std::string name = "imagery tile (k" + std::to_string(e.level) + ", x" + std::to_string(e.x) +
+                             ", y" + std::to_string(e.y) + ")";
+    if (e.level >= im.levels) return fail(name + ": level beyond the imagery levels");
+    if (e.x >= imageryTilesX(header_, im, e.level) || e.y >= imageryTilesY(header_, im, e.level))
+      return fail(name + ": outside the level's tile grid");
+    if (i > 0) {
+      const ImageryEntry& a = imageryEntries_[i - 1];
+      const bool ordered = a.level != e.level ? a.level < e.level : a.y != e.y ? a.y < e.y : a.x < e.x;
+      if (!ordered) return fail(name + ": imagery index not sorted by (level, y, x)");
+    }
+    if (e.codec != ImageryCodec::Raw && e.codec != ImageryCodec::Jpeg)
+      return fail(name + ": unknown codec " + std::to_string(int(e.codec)));
+    if (e.codec == ImageryCodec::Raw && e.size != raw_size) return fail(name + ": raw payload size");
+    if (e.codec == ImageryCodec::Jpeg && tables == 0) return fail(name + ": jpeg tile without tables");
+    if (e.offset < payloadOffset || e.offset > fileSize || e.size > fileSize - e.offset)
+      return fail(name + ": payload outside the payload area");
+    imageryLevelFirst_[size_t(e.level) + 1] = i + 1;
+  }
+  for (size_t l = 1; l < imageryLevelFirst_.size(); ++l)
+    imageryLevelFirst_[l] = std::max(imageryLevelFirst_[l], imageryLevelFirst_[l - 1]);
+  hasImagery_ = true;
+  imageryCapacity_ = capacity;
+  return true;
+}
+
+void ArchiveReader::imageryLevelRange(int level, size_t& first, size_t& count) const {
+  if (level < 0 || level >= imagery_.levels || imageryLevelFirst_.empty()) {
+    first = count = 0;
+    return;
+  }
+  first = imageryLevelFirst_[size_t(level)];
+  count = imageryLevelFirst_[size_t(level) + 1] - first;
+}
+
+long ArchiveReader::findImagery(int level, uint32_t x, uint32_t y) const {
+  size_t first, count;
+  imageryLevelRange(level, first, count);
+  auto begin = imageryEntries_.begin() + long(first), end = begin + long(count);
+  auto it = std::lower_bound(begin, end, std::make_pair(y, x),
+                             [](const ImageryEntry& e, const std::pair<uint32_t, uint32_t>& k) {
+                               return e.y != k.first ? e.y < k.first : e.x < k.second;
+                             });
+  if (it == end || it->x != x || it->y != y) return -1;
+  return long(it - imageryEntries_.begin());
+}
+
+bool ArchiveReader::imageryPayload(size_t tile, const uint8_t*& data, size_t& size,
+                                   std::string& error) const {
+  if (tile >= imageryEntries_.size()) {
+    error = "imagery tile #" + std::to_string(tile) + " does not exist";
+    return false;
+  }
+  const ImageryEntry& e = imageryEntries_[tile];
+  data = map_ + e.offset;  // bounds validated in open()
+  size = e.size;
+  if (crc32(data, size) != e.crc) {
+    error = imageryTileName(tile) + ": checksum mismatch (corrupt payload)";
+    return false;
   }
   return true;
 }

@@ -72,9 +72,24 @@ bool ArchiveWriter::writeAt(uint64_t offset, const void* data, size_t size, std:
 }
 
 bool ArchiveWriter::open(const std::string& path, const Header& header, size_t maxTiles,
-                         std::string& error) {
+                         std::string& error, const ImageryHeader* imagery, size_t maxImageryTiles) {
   abort();
   entries_.clear();
+  imageryEntries_.clear();
+  hasImagery_ = imagery != nullptr;
+  imagery_ = imagery ? *imagery : ImageryHeader();
+  maxImageryTiles_ = imagery ? maxImageryTiles : 0;
+  if (hasImagery_) {
+    imagery_.levels = header.levels + imagery_.finerLevels;
+    const ImageryHeader& im = imagery_;
+    if (im.tileSize < 16 || im.tileSize > 4096 || im.tileSize % 16 || im.border < 0 ||
+        im.border * 4 >= im.tileSize || im.finerLevels < 0 ||
+        im.finerLevels > kMaxImageryFinerLevels || im.levels > 255 || im.quality < 0 ||
+        im.quality > 100 || maxImageryTiles > 0xffffffffu || im.jpegTables.size() > (1u << 20)) {
+      error = "invalid imagery geometry";
+      return false;
+    }
+  }
   path_ = path;
   header_ = header;
   maxTiles_ = maxTiles;
@@ -100,6 +115,12 @@ bool ArchiveWriter::open(const std::string& path, const Header& header, size_t m
   const std::vector<uint8_t> strings = encodeStrings(header_);
   payloadStart_ = kHeaderBytes + strings.size() + uint64_t(maxTiles) * entryBytes(header.tileLog);
   payloadStart_ = (payloadStart_ + 7) & ~uint64_t(7);
+  imageryOffset_ = 0;
+  if (hasImagery_) {
+    imageryOffset_ = payloadStart_;
+    payloadStart_ += kImDescriptorBytes + imageryTablesPadded(imagery_.jpegTables.size()) +
+                     uint64_t(maxImageryTiles_) * kImageryEntryBytes;
+  }
   payloadEnd_ = payloadStart_;
   // Header placeholder (zero magic: a crash before finish() leaves nothing that opens).
   std::vector<uint8_t> zero(kHeaderBytes, 0);
@@ -134,6 +155,29 @@ bool ArchiveWriter::addTile(TileEntry entry, const uint8_t* payload, size_t size
   return true;
 }
 
+bool ArchiveWriter::addImageryTile(ImageryEntry entry, const uint8_t* payload, size_t size,
+                                   std::string& error) {
+  if (fd_ < 0 || !hasImagery_) {
+    error = fd_ < 0 ? "archive writer is not open" : "archive writer has no imagery section";
+    return false;
+  }
+  if (imageryEntries_.size() >= maxImageryTiles_) {
+    error = "more imagery tiles than reserved in the index";
+    return false;
+  }
+  if (size > 0xffffffffu) {
+    error = "imagery tile payload too large";
+    return false;
+  }
+  entry.offset = payloadEnd_;
+  entry.size = uint32_t(size);
+  entry.crc = crc32(payload, size);
+  if (!writeAt(payloadEnd_, payload, size, error)) return false;
+  payloadEnd_ += size;
+  imageryEntries_.push_back(entry);
+  return true;
+}
+
 bool ArchiveWriter::finish(std::string& error) {
   if (fd_ < 0) {
     error = "archive writer is not open";
@@ -151,6 +195,48 @@ bool ArchiveWriter::finish(std::string& error) {
               std::to_string(a.y) + ") added twice";
       abort();
       return false;
+    }
+  }
+  std::sort(imageryEntries_.begin(), imageryEntries_.end(), [](const ImageryEntry& a, const ImageryEntry& b) {
+    if (a.level != b.level) return a.level < b.level;
+    if (a.y != b.y) return a.y < b.y;
+    return a.x < b.x;
+  });
+  for (size_t i = 1; i < imageryEntries_.size(); ++i) {
+    const ImageryEntry &a = imageryEntries_[i - 1], &b = imageryEntries_[i];
+    if (a.level == b.level && a.x == b.x && a.y == b.y) {
+      error = "imagery tile (k" + std::to_string(a.level) + ", x" + std::to_string(a.x) + ", y" +
+              std::to_string(a.y) + ") added twice";
+      abort();
+      return false;
+    }
+  }
+  // The imagery section: descriptor, tables, used entries (the rest of the reserved room is 0).
+  std::vector<uint8_t> imagery;
+  if (hasImagery_) {
+    const ImageryHeader& im = imagery_;
+    const size_t tables = size_t(imageryTablesPadded(im.jpegTables.size()));
+    uint8_t d[kImDescriptorBytes] = {};
+    put32(d + kImMagic, kImageryMagic);
+    d[kImCodec] = uint8_t(im.codec);
+    d[kImFinerLevels] = uint8_t(im.finerLevels);
+    d[kImLevels] = uint8_t(im.levels);
+    d[kImQuality] = uint8_t(im.quality);
+    put16(d + kImTileSize, uint16_t(im.tileSize));
+    put16(d + kImBorder, uint16_t(im.border));
+    put32(d + kImFlags, im.flags);
+    put32(d + kImTablesBytes, uint32_t(im.jpegTables.size()));
+    put32(d + kImTileCount, uint32_t(imageryEntries_.size()));
+    put32(d + kImCapacity, uint32_t(maxImageryTiles_));
+    put32(d + kImEntryBytes, kImageryEntryBytes);
+    putF64(d + kImTexelsPerSample, im.texelsPerSample);
+    imagery.insert(imagery.end(), d, d + kImDescriptorBytes);
+    imagery.insert(imagery.end(), im.jpegTables.begin(), im.jpegTables.end());
+    imagery.resize(kImDescriptorBytes + tables, 0);
+    for (const ImageryEntry& e : imageryEntries_) {
+      uint8_t entry[kImageryEntryBytes];
+      writeImageryEntry(e, entry);
+      imagery.insert(imagery.end(), entry, entry + kImageryEntryBytes);
     }
   }
   const int n = header_.tileLog;
@@ -192,6 +278,11 @@ bool ArchiveWriter::finish(std::string& error) {
   put32(h + kOffIndexCrc, crc32(crc_input.data(), crc_input.size()));
   put64(h + kOffPayloadOffset, payloadStart_);
   put64(h + kOffPayloadBytes, payloadEnd_ - payloadStart_);
+  if (hasImagery_) {
+    put64(h + kOffImageryOffset, imageryOffset_);
+    put32(h + kOffImageryBytes, uint32_t(imagery.size()));
+    put32(h + kOffImageryCrc, crc32(imagery.data(), imagery.size()));
+  }
   put32(h + kOffHeaderCrc, crc32(h, kOffHeaderCrc));
 
   // Payloads may not have reached the end of the reserved index region: extend the file so its
@@ -202,6 +293,7 @@ bool ArchiveWriter::finish(std::string& error) {
     return false;
   }
   if (!writeAt(index_offset, index.data(), index.size(), error) ||
+      (!imagery.empty() && !writeAt(imageryOffset_, imagery.data(), imagery.size(), error)) ||
       !writeAt(0, h, sizeof h, error)) {
     abort();
     return false;

@@ -60,6 +60,28 @@ bool sameContent(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b, int t
     error = "the headers differ (" + field + ")";
     return false;
   }
+  if (a.hasImagery() != b.hasImagery() || a.imageryTiles().size() != b.imageryTiles().size()) {
+    error = "the imagery differs (" + std::to_string(a.imageryTiles().size()) + " and " +
+            std::to_string(b.imageryTiles().size()) + " imagery tiles)";
+    return false;
+  }
+  if (a.hasImagery()) {
+    const hfa::ImageryHeader &ia = a.imagery(), &ib = b.imagery();
+    if (ia.codec != ib.codec || ia.tileSize != ib.tileSize || ia.border != ib.border ||
+        ia.finerLevels != ib.finerLevels || ia.quality != ib.quality || ia.flags != ib.flags ||
+        ia.jpegTables != ib.jpegTables) {
+      error = "the imagery headers differ";
+      return false;
+    }
+    for (size_t i = 0; i < a.imageryTiles().size(); ++i) {
+      const hfa::ImageryEntry &x = a.imageryTiles()[i], &y = b.imageryTiles()[i];
+      if (x.level != y.level || x.x != y.x || x.y != y.y || x.codec != y.codec || x.flags != y.flags ||
+          x.crc != y.crc || x.size != y.size) {
+        error = a.imageryTileName(i) + ": the imagery tiles differ";
+        return false;
+      }
+    }
+  }
   if (a.tiles().size() != b.tiles().size()) {
     error = "the tile counts differ (" + std::to_string(a.tiles().size()) + " and " +
             std::to_string(b.tiles().size()) + ")";
@@ -161,7 +183,32 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tiles[a].offset < tiles[b].offset; });
 
   hfa::ArchiveWriter writer;
-  if (!writer.open(o.output, h, std::max<size_t>(r.indexCapacity(), tiles.size()), error)) return false;
+  // Imagery is copied as it is (its codec is not the height codec's business), interleaved with
+  // the height payloads in the input's order so that the file keeps its layout.
+  const std::vector<hfa::ImageryEntry>& im_tiles = r.imageryTiles();
+  std::vector<size_t> im_order(im_tiles.size());
+  std::iota(im_order.begin(), im_order.end(), size_t(0));
+  std::sort(im_order.begin(), im_order.end(),
+            [&](size_t a, size_t b) { return im_tiles[a].offset < im_tiles[b].offset; });
+  size_t im_next = 0;
+  // Copies the imagery tiles that come before file offset `before` in the input.
+  auto copyImagery = [&](uint64_t before) -> bool {
+    for (; im_next < im_order.size() && im_tiles[im_order[im_next]].offset < before; ++im_next) {
+      const size_t i = im_order[im_next];
+      const uint8_t* data;
+      size_t size;
+      if (!r.imageryPayload(i, data, size, error)) {
+        error = o.input + ": " + error;
+        return false;
+      }
+      if (!writer.addImageryTile(im_tiles[i], data, size, error)) return false;
+    }
+    return true;
+  };
+  if (!writer.open(o.output, h, std::max<size_t>(r.indexCapacity(), tiles.size()), error,
+                   r.hasImagery() ? &r.imagery() : nullptr,
+                   std::max<size_t>(r.imageryIndexCapacity(), im_tiles.size())))
+    return false;
   // At most ~128 MiB of decoded samples per batch (4097 x 4097 tiles: 4 at a time).
   const size_t batch = std::clamp<size_t>((size_t(128) << 20) / (tile_samples * 2), 1, size_t(o.gpuBatch));
   std::vector<std::vector<uint16_t>> samples(std::min(batch, tiles.size()), std::vector<uint16_t>(tile_samples));
@@ -192,6 +239,10 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
         writer.abort();
         return false;
       }
+      if (!copyImagery(tiles[idx].offset)) {
+        writer.abort();
+        return false;
+      }
       hfa::TileEntry e = tiles[idx];  // level, x, y, flags, min/max, filled, LOD errors
       e.codec = o.codec;
       const std::vector<uint8_t>& payload = encoded.payloads[i];
@@ -212,6 +263,10 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
       error = "interrupted";
       return false;
     }
+  }
+  if (!copyImagery(UINT64_MAX)) {
+    writer.abort();
+    return false;
   }
   if (!writer.finish(error)) return false;
   result.tiles = tiles.size();

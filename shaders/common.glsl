@@ -1,11 +1,12 @@
 // common.glsl - shared by terrain.vert and terrain.frag: the per-draw tile record, the atlas and
 // the height mapping (src/render/gl/renderer.cpp fills them).
 
-// One record per drawn tile (std430, 3 x vec4), indexed by the draw index.
+// One record per drawn tile (std430, 4 x vec4), indexed by the draw index.
 struct TileRecord {
-  vec4 world;  // x0, y0 of local (0, 0); world units per local grid step in x and y
-  vec4 atlas;  // texel origin x, y of the tile's slot, layer, tile size N (= p - 1)
-  vec4 info;   // pyramid level, centre ldr, min corner ldr, pattern index
+  vec4 world;   // x0, y0 of local (0, 0); world units per local grid step in x and y
+  vec4 atlas;   // texel origin x, y of the tile's slot, layer, tile size N (= p - 1)
+  vec4 info;    // pyramid level, centre ldr, min corner ldr, pattern index
+  vec4 colour;  // imagery: first cell in ColourCells, cells per side n (0: none), -, -
 };
 layout(std430, binding = 0) readonly buffer TileRecords { TileRecord tiles[]; };
 

@@ -8,11 +8,17 @@ in vec2 vLocal;
 flat in uint vDraw;
 
 uniform vec3 uEye;
-uniform int uView;       // 0 shaded, 1 colour by level, 2 colour by ldr
+uniform int uView;       // 0 shaded, 1 colour by level, 2 colour by ldr, 3 imagery, 4 imagery-lit
 uniform int uWire;       // 1: wireframe line pass
 uniform vec3 uFogColor;
 uniform float uFogDistance;  // 0: no fog
 uniform vec3 uLightDir;  // towards the light, normalised
+
+// Imagery (render/stream/colour.h): the colour atlas (one tile per layer, mips inside) and
+// per drawn tile an n x n grid of cells, each (layer or -1, scale, offset u, offset v).
+uniform sampler2DArray uColour;
+uniform vec4 uColourTile;  // tile size T, border B, content C, 1 = imagery present
+layout(std430, binding = 1) readonly buffer ColourCells { vec4 cells[]; };
 
 layout(location = 0) out vec4 oColor;
 
@@ -59,12 +65,30 @@ vec3 debugColor(int i) {
   return p[clamp(i, 0, 8)];
 }
 
+// The imagery at tile-local position `local` (premultiplied: BC1's transparent texels are
+// black with alpha 0, so filtering near uncovered areas darkens rgb and alpha alike); alpha 0
+// where there is none. Gradients come from the continuous tile uv, so mip selection does not
+// jump where neighbouring cells use different layers.
+vec4 imageryAt(TileRecord r, vec2 u, vec2 dudx, vec2 dudy) {
+  float n = r.colour.y;
+  if (uColourTile.w < 0.5 || n < 1.0) return vec4(0.0);
+  vec2 g = min(floor(u * n), vec2(n - 1.0));
+  vec4 c = cells[int(r.colour.x) + int(g.y * n + g.x)];
+  if (c.x < 0.0) return vec4(0.0);
+  vec2 ru = c.zw + (u * n - g) * c.y;                       // uv in that tile's region
+  vec2 t = (uColourTile.y + ru * uColourTile.z) / uColourTile.x;  // uv in the stored tile
+  float k = n * c.y * uColourTile.z / uColourTile.x;
+  return textureGrad(uColour, vec3(t, c.x), dudx * k, dudy * k);
+}
+
 void main() {
   if (uWire == 1) {
-    oColor = vec4(0.04, 0.04, 0.05, 1.0);
+    oColor = vec4(0.04, 0.04, 0.05, 0.45);  // blended over the shading
     return;
   }
   TileRecord r = tiles[vDraw];
+  vec2 u = clamp(vLocal / r.atlas.w, 0.0, 1.0);
+  vec2 dudx = dFdx(u), dudy = dFdy(u);
   vec3 n = normalAt(r, vLocal);
   float lambert = max(dot(n, uLightDir), 0.0);
   vec3 c;
@@ -77,6 +101,15 @@ void main() {
     float shade = 0.30 + 0.85 * lambert;
     vec3 sky = vec3(0.10, 0.12, 0.16) * (0.5 + 0.5 * n.z);  // soft ambient from above
     c = base * shade + base * sky;
+    if (uView == 3 || uView == 4) {
+      vec4 img = imageryAt(r, u, dudx, dudy);
+      if (img.a > 0.004) {
+        vec3 rgb = img.rgb / img.a;
+        // imagery-lit: the photo times a softer hillshade (photos carry their own shadows).
+        if (uView == 4) rgb *= 0.55 + 0.60 * lambert;
+        c = mix(c, rgb, clamp(img.a, 0.0, 1.0));
+      }
+    }
     if (uFogDistance > 0.0) {
       float d = length(vWorld - uEye) / uFogDistance;
       float f = clamp(1.0 - exp(-d * d), 0.0, 0.85);

@@ -1,7 +1,9 @@
 // hfview - the terrain viewer (issue 5): a thin main over hf_render.
 //
 //   hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]
-//          [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch] [--view shaded|level|ldr] [--wireframe]
+//          [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch]
+//          [--view shaded|level|ldr|imagery|imagery-lit] [--imagery-stream cpu|raw] [--bc1 fast|quality]
+//          [--no-imagery] [--wireframe]
 //          [--no-fog] [--budget MIB] [--frames N] [--background R,G,B] [--record PATH] [-q]
 //   hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M] [--speed M/S]
 //          [--dt S] [--frames N] [--csv FILE] [--budget-fraction F] (+ the options above)
@@ -44,7 +46,8 @@ void usage() {
   std::printf(
       "usage: hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]\n"
       "              [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch]\n"
-      "              [--view shaded|level|ldr]\n"
+      "              [--view shaded|level|ldr|imagery|imagery-lit] [--no-imagery]\n"
+      "              [--imagery-stream cpu|raw] [--bc1 fast|quality]\n"
       "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
       "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
       "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
@@ -55,6 +58,9 @@ void usage() {
       "In the window F9 records the camera into --record PATH (default hfview-path.txt), a\n"
       "camera path for --bench --path PATH.\n"
       "Without ARCHIVE: the built-in sample terrain (%s).\n"
+      "Archives with imagery (hfpack --imagery) are shown imagery-lit unless --view says\n"
+      "otherwise; --imagery-stream cpu (default) streams it as BC1 (JPEG decoded and BC1-encoded\n"
+      "on CPU threads, --bc1 quality for cluster fit), raw as RGBA8.\n"
       "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
       "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
       "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
@@ -88,7 +94,7 @@ int main(int argc, char** argv) {
   hfr::RenderSettings rs;
   hfr::Camera cam;
   int frames = -1;  // streaming steps (screenshot) or flight frames (--bench); -1 = default
-  bool bench = false, haveBudget = false;
+  bool bench = false, haveBudget = false, viewGiven = false;
   hfr::FlythroughOptions fly;
   std::string pathArg = "diagonal", csvPath = "hfview-bench.csv";
   double budgetFraction = 0.55;
@@ -167,10 +173,19 @@ int main(int argc, char** argv) {
       haveCamera = true;
     } else if (a == "--view") {
       const std::string v = value("--view");
-      if (v == "shaded") rs.view = hfr::View::Shaded;
-      else if (v == "level") rs.view = hfr::View::Level;
-      else if (v == "ldr") rs.view = hfr::View::Ldr;
-      else return fail("--view wants shaded, level or ldr, got '" + v + "'");
+      if (!hfr::parseView(v, rs.view))
+        return fail("--view wants shaded, level, ldr, imagery or imagery-lit, got '" + v + "'");
+      viewGiven = true;
+    } else if (a == "--imagery-stream") {
+      rs.imageryStream = value("--imagery-stream");
+      if (rs.imageryStream != "cpu" && rs.imageryStream != "raw")
+        return fail("--imagery-stream wants cpu or raw, got '" + rs.imageryStream + "'");
+    } else if (a == "--bc1") {
+      const std::string v = value("--bc1");
+      if (v != "fast" && v != "quality") return fail("--bc1 wants fast or quality, got '" + v + "'");
+      rs.bc1Quality = v == "quality";
+    } else if (a == "--no-imagery") {
+      rs.imagery = false;
     } else if (a == "--wireframe") {
       rs.wireframe = true;
     } else if (a == "--no-fog") {
@@ -239,6 +254,8 @@ int main(int argc, char** argv) {
   hfa::ArchiveReader archive;
   std::string error;
   if (!archive.open(archivePath, error)) return fail(archivePath + ": " + error);
+  // Imagery is what a user expects to see first when the archive has it.
+  if (!viewGiven && rs.imagery && archive.hasImagery()) rs.view = hfr::View::ImageryLit;
   std::string note;
   auto strategy = hfr::makeRenderStreamStrategy(stream, archive, error, note, streamOpts);
   if (!strategy) return fail(error);
@@ -307,6 +324,12 @@ int main(int argc, char** argv) {
                   strategy->name(), ss.delivered, (unsigned long long)ss.bytesRead,
                   (unsigned long long)ss.compressedToDevice,
                   (unsigned long long)ss.samplesToDevice);
+      if (renderer->hasImagery())
+        std::printf("hfview: imagery %s (%s atlas): %zu tiles resident of %zu layers, %zu wanted, "
+                    "%zu missing, %zu corrupt\n",
+                    renderer->imageryStrategy().c_str(), renderer->imageryFormat().c_str(),
+                    st.colourResident, st.colourLayers, st.colourWanted, st.colourMissing,
+                    st.colourFailed);
       std::printf("hfview: wrote %s\n", screenshot.c_str());
     }
     if (st.failedTiles) rc = 0;  // drawn from ancestors; warnings were printed

@@ -356,6 +356,11 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::RadioButton("level", &ui.view, int(hfr::View::Level));
       ImGui::SameLine();
       ImGui::RadioButton("ldr", &ui.view, int(hfr::View::Ldr));
+      if (renderer->hasImagery()) {
+        ImGui::RadioButton("imagery", &ui.view, int(hfr::View::Imagery));
+        ImGui::SameLine();
+        ImGui::RadioButton("imagery-lit", &ui.view, int(hfr::View::ImageryLit));
+      }
       ImGui::Checkbox("wireframe", &ui.wireframe);
       ImGui::SameLine();
       ImGui::Checkbox("fog", &ui.fog);
@@ -430,6 +435,19 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       char label[64];
       std::snprintf(label, sizeof label, "%zu / %zu slots", st.resident, st.atlasSlots);
       ImGui::ProgressBar(float(occ), ImVec2(-1, 0), label);
+      if (renderer->hasImagery()) {
+        ImGui::Text("imagery %s (%s): %zu uploads, %zu pending, %zu wanted, %zu missing",
+                    renderer->imageryStrategy().c_str(), renderer->imageryFormat().c_str(),
+                    st.colourUploads, st.colourPending, st.colourWanted, st.colourMissing);
+        ImGui::Text("imagery bytes this frame: %.1f KiB read, %.1f KiB to device",
+                    double(st.colourBytesStreamed) / 1024.0, double(st.colourBytesToDevice) / 1024.0);
+        if (st.colourFailed)
+          ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f), "corrupt imagery tiles %zu (drawn from ancestors)",
+                             st.colourFailed);
+        const double cocc = st.colourLayers ? double(st.colourResident) / double(st.colourLayers) : 0;
+        std::snprintf(label, sizeof label, "%zu / %zu imagery layers", st.colourResident, st.colourLayers);
+        ImGui::ProgressBar(float(cocc), ImVec2(-1, 0), label);
+      }
       if (!lastShot.empty()) ImGui::Text("screenshot: %s", lastShot.c_str());
       ImGui::End();
     }

@@ -50,6 +50,10 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.triangles = st.triangles;
   f.compressedToDevice = st.compressedToDevice;
   f.samplesToDevice = st.samplesToDevice;
+  f.colourUploaded = st.colourUploads;
+  f.colourMissing = st.colourMissing;
+  f.colourBytesRead = st.colourBytesStreamed;
+  f.colourBytesToDevice = st.colourBytesToDevice;
   if (stats) *stats = std::move(st);
   return f;
 }
@@ -99,7 +103,10 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
   const StreamStats before = strategy.stats();
   const auto t0 = std::chrono::steady_clock::now();
   while (true) {
-    renderer->stream(first);
+    FrameStats st;
+    renderer->stream(first, &st);
+    fill.colourTiles += st.colourUploads;
+    fill.colourBytesToDevice += st.colourBytesToDevice;
     ++fill.frames;
     if (renderer->settled()) break;
     if (msSince(t0) > options.fillTimeoutS * 1e3) {
@@ -201,7 +208,7 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
 FlightSummary summarize(const FlythroughRun& run) {
   FlightSummary s;
   std::vector<double> ms, cpu, sel, draw;
-  double afterFirst = 0, updCpu = 0, updGpu = 0, missing = 0;
+  double afterFirst = 0, updCpu = 0, updGpu = 0, missing = 0, colourMissing = 0;
   for (const FlyFrame& f : run.frames) {
     if (f.fill) continue;
     ms.push_back(f.frameMs);
@@ -215,6 +222,11 @@ FlightSummary summarize(const FlythroughRun& run) {
     s.compressedToDevice += f.compressedToDevice;
     s.samplesToDevice += f.samplesToDevice;
     s.uploads += f.tilesUploaded;
+    colourMissing += double(f.colourMissing);
+    if (f.index > 0) s.maxColourMissingAfterFirst = std::max(s.maxColourMissingAfterFirst, f.colourMissing);
+    s.colourUploads += f.colourUploaded;
+    s.colourBytesRead += f.colourBytesRead;
+    s.colourBytesToDevice += f.colourBytesToDevice;
   }
   s.frames = ms.size();
   if (ms.empty()) return s;
@@ -231,6 +243,7 @@ FlightSummary summarize(const FlythroughRun& run) {
   s.medianSelectMs = percentile(sel, 50);
   s.medianDrawGpuMs = percentile(draw, 50);
   s.meanMissing = missing / n;
+  s.meanColourMissing = colourMissing / n;
   return s;
 }
 
@@ -244,15 +257,18 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                "phase,frame,t_s,frame_ms,render_cpu_ms,select_ms,update_cpu_ms,update_gpu_ms,"
                "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
                "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
-               "decompressed_bytes_h2d\n");
+               "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
+               "imagery_bytes_h2d\n");
   for (const FlyFrame& r : run.frames)
     std::fprintf(f.get(),
-                 "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu\n",
+                 "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu,"
+                 "%zu,%zu,%llu,%llu\n",
                  r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
                  r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
                  r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
                  (unsigned long long)r.triangles, (unsigned long long)r.compressedToDevice,
-                 (unsigned long long)r.samplesToDevice);
+                 (unsigned long long)r.samplesToDevice, r.colourUploaded, r.colourMissing,
+                 (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice);
   if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
     error = "writing " + path + " failed";
     return false;

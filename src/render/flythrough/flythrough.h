@@ -55,6 +55,10 @@ struct FlyFrame {
   size_t tilesMissing = 0;  // wanted by the camera, not resident (drawn from an ancestor)
   uint64_t triangles = 0;
   uint64_t compressedToDevice = 0, samplesToDevice = 0;  // host->device bytes this frame
+  // Imagery (0 without): tiles uploaded, wanted but not resident, archive bytes read and
+  // texture bytes sent to the GPU this frame (BC1 or RGBA8 mips).
+  size_t colourUploaded = 0, colourMissing = 0;
+  uint64_t colourBytesRead = 0, colourBytesToDevice = 0;
 };
 
 struct FillResult {
@@ -62,6 +66,8 @@ struct FillResult {
   int frames = 0;
   size_t tiles = 0;  // tiles delivered into the atlas during the fill
   uint64_t compressedToDevice = 0, samplesToDevice = 0;
+  size_t colourTiles = 0;  // imagery tiles uploaded during the fill
+  uint64_t colourBytesToDevice = 0;
 };
 
 struct FlythroughRun {
@@ -102,6 +108,12 @@ struct FlightSummary {
   uint64_t compressedToDevice = 0, samplesToDevice = 0;  // bytes over the whole flight
   size_t uploads = 0;
   double meanMissing = 0;  // tiles wanted but not resident, per frame
+  // Imagery: uploads, bytes read / to the device over the flight, missing tiles per frame (mean,
+  // and after the first frame the largest), 0 without imagery.
+  size_t colourUploads = 0;
+  uint64_t colourBytesRead = 0, colourBytesToDevice = 0;
+  double meanColourMissing = 0;
+  size_t maxColourMissingAfterFirst = 0;
 };
 FlightSummary summarize(const FlythroughRun& run);
 

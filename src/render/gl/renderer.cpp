@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unordered_set>
 
 #include "archive/archive.h"
 #include "render/gl/shader.h"
+#include "render/stream/colour.h"
 #include "render/stream/request.h"
 
 #ifndef HF_SHADER_DIR
@@ -20,7 +22,40 @@
 
 namespace hfr {
 
+const char* viewName(View v) {
+  switch (v) {
+    case View::Shaded: return "shaded";
+    case View::Level: return "level";
+    case View::Ldr: return "ldr";
+    case View::Imagery: return "imagery";
+    case View::ImageryLit: return "imagery-lit";
+  }
+  return "?";
+}
+
+bool parseView(const std::string& s, View& v) {
+  for (View c : {View::Shaded, View::Level, View::Ldr, View::Imagery, View::ImageryLit})
+    if (s == viewName(c)) {
+      v = c;
+      return true;
+    }
+  return false;
+}
+
 namespace {
+// EXT_texture_compression_s3tc (not in glad's core-only loader): DXT1 with punch-through alpha.
+constexpr GLenum kCompressedRgbaDxt1 = 0x83F1;
+
+bool hasGlExtension(const char* name) {
+  GLint n = 0;
+  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+  for (GLint i = 0; i < n; ++i) {
+    const char* e = reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)));
+    if (e && std::strcmp(e, name) == 0) return true;
+  }
+  return false;
+}
+
 constexpr double kPi = 3.14159265358979323846;
 double rad(double deg) { return deg * kPi / 180.0; }
 
@@ -48,6 +83,7 @@ struct TileRecord {
   float world[4];
   float atlas[4];
   float info[4];
+  float colour[4];  // first ColourCell, cells per side (0: no imagery), 0, 0
 };
 struct DrawCommand {
   GLuint count, instanceCount, first, baseInstance;
@@ -99,6 +135,55 @@ struct Renderer::Impl final : TileSink {
   std::array<double, 16> lastViewProj{};
   bool haveLastFrame = false;
 
+  // ---- imagery: colour atlas (one layer per imagery tile, mips inside), its page table and
+  // strategy, the cell grids of the drawn tiles (render/stream/colour.h) ----
+  struct ColourAtlasSink final : ColourSink {
+    Impl& m;
+    explicit ColourAtlasSink(Impl& impl) : m(impl) {}
+    bool reserveColour(size_t tile, uint32_t& layer) override {
+      long evicted = -1;
+      return m.colourPages->allocate(tile, m.frameNo, layer, evicted);
+    }
+    void uploadColour(const ColourTile& t, uint32_t layer) override { m.uploadColour(t, layer); }
+    void colourFailed(size_t tile, const std::string& error) override {
+      if (m.colourPages->resident(tile)) m.colourPages->release(tile);
+      if (!m.colourFailedTiles[tile])
+        std::fprintf(stderr, "Warning: %s; drawn from an ancestor\n", error.c_str());
+      m.colourFailedTiles[tile] = 1;
+    }
+  };
+  ColourAtlasSink colourSink{*this};
+  std::unique_ptr<ColourPlanner> colourPlanner;
+  std::unique_ptr<ColourStrategy> colour;
+  std::unique_ptr<PageTable> colourPages;
+  std::vector<uint8_t> colourFailedTiles;
+  std::vector<size_t> colourWanted;  // this frame's wanted imagery tiles (current view first)
+  size_t colourWantedCurrent = 0;    // of which the current view's (the rest: prefetch)
+  size_t colourUploadsThisFrame = 0;
+  int colourMips = 1, colourTileSize = 256;
+  GLuint colourAtlas = 0, cellsBuffer = 0;
+  size_t cellsCapacity = 0;  // ColourCells the buffer holds
+  GLint uColour = -1, uColourTile = -1;
+  uint64_t lastColourRead = 0, lastColourToDevice = 0;
+  std::vector<ColourCell> cells;
+
+  bool initColour(std::string& error);
+  void planColour(const LodCamera& lc, const LodCamera* ahead, std::vector<size_t>& request);
+  size_t colourMissingCount() const;
+  void uploadColour(const ColourTile& t, uint32_t layer) {
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    for (size_t m = 0; m < t.mips.size() && int(m) < colourMips; ++m) {
+      const int s = colourTileSize >> m;
+      if (colour->format() == ColourFormat::Bc1)
+        glCompressedTextureSubImage3D(colourAtlas, GLint(m), 0, 0, GLint(layer), s, s, 1,
+                                      kCompressedRgbaDxt1, GLsizei(t.mips[m].size()), t.mips[m].data());
+      else
+        glTextureSubImage3D(colourAtlas, GLint(m), 0, 0, GLint(layer), s, s, 1, GL_RGBA,
+                            GL_UNSIGNED_BYTE, t.mips[m].data());
+    }
+    ++colourUploadsThisFrame;
+  }
+
   Impl(const hfa::ArchiveReader& a, StreamStrategy& s, const RenderSettings& rs)
       : archive(a), strategy(s), settings(rs) {}
 
@@ -110,6 +195,9 @@ struct Renderer::Impl final : TileSink {
     if (depthRb) glDeleteRenderbuffers(1, &depthRb);
     if (colorRb) glDeleteRenderbuffers(1, &colorRb);
     if (program) glDeleteProgram(program);
+    colour.reset();  // workers stop before the archive or the atlas go
+    if (cellsBuffer) glDeleteBuffers(1, &cellsBuffer);
+    if (colourAtlas) glDeleteTextures(1, &colourAtlas);
     GLuint bufs[] = {records, indirect, drawIndexVbo, patternTable, patternVbo};
     glDeleteBuffers(5, bufs);
     if (vao) glDeleteVertexArrays(1, &vao);
@@ -204,6 +292,10 @@ void Renderer::Impl::applyExaggeration() {
       t.lodError[k] = float(double(e.lodError[k]) * std::fabs(h.verticalScale) * exag);
   }
   selector = std::make_unique<LodSelector>(pyramid);
+  if (colourPlanner) {  // it refers to the selector (tile boxes)
+    colourPlanner = std::make_unique<ColourPlanner>(archive, *selector);
+    colourPlanner->texelPixels = settings.imageryTexelPixels;
+  }
 }
 
 bool Renderer::Impl::init(std::string& error) {
@@ -251,7 +343,9 @@ bool Renderer::Impl::init(std::string& error) {
   glGetIntegerv(GL_MAX_TEXTURE_SIZE, &maxSize);
   // A huge budget is clamped by the archive's tile count; the cap (1 TiB) only keeps the
   // budget -> tiles conversion in range.
-  layout = AtlasLayout::fromBudget(h.tileSize(), std::min(settings.atlasBudgetMiB, 1048576.0),
+  const bool useImagery = settings.imagery && archive.hasImagery() && !archive.imageryTiles().empty();
+  const double fraction = useImagery ? std::clamp(settings.imageryBudgetFraction, 0.05, 0.95) : 0.0;
+  layout = AtlasLayout::fromBudget(h.tileSize(), std::min(settings.atlasBudgetMiB * (1 - fraction), 1048576.0),
                                    entries.size(), topTiles.size(), maxLayers, maxSize);
   // The GPU may not have the budget's memory: on GL_OUT_OF_MEMORY (or storage that did not
   // take) halve the layers and try again, down to the layers the pinned top level needs; the
@@ -356,6 +450,8 @@ bool Renderer::Impl::init(std::string& error) {
   uFogColor = glGetUniformLocation(program, "uFogColor");
   uFogDistance = glGetUniformLocation(program, "uFogDistance");
   uLightDir = glGetUniformLocation(program, "uLightDir");
+  uColour = glGetUniformLocation(program, "uColour");
+  uColourTile = glGetUniformLocation(program, "uColourTile");
 
   if (!makeTarget(error)) return false;
   glCreateQueries(GL_TIME_ELAPSED, 2 * kPasses, &queries[0][0]);
@@ -366,11 +462,91 @@ bool Renderer::Impl::init(std::string& error) {
     if (strategy.loadNow(t, *this, e)) pages->pin(t);
     else std::fprintf(stderr, "Warning: %s\n", e.c_str());
   }
+  if (useImagery && !initColour(error)) return false;
   if (glGetError() != GL_NO_ERROR) {
     error = "OpenGL error while setting up the renderer";
     return false;
   }
   glFinish();  // set-up work (atlas clear, top-level uploads) is not part of the first frame
+  return true;
+}
+
+bool Renderer::Impl::initColour(std::string& error) {
+  const hfa::ImageryHeader& im = archive.imagery();
+  std::string name = settings.imageryStream;
+  if (name.empty()) name = std::strcmp(strategy.name(), "raw") == 0 ? "raw" : "cpu";
+  if (name != "cpu" && name != "raw") {
+    error = "imagery stream " + name + ": must be cpu or raw";
+    return false;
+  }
+  ColourFormat format = name == "cpu" ? ColourFormat::Bc1 : ColourFormat::Rgba8;
+  if (format == ColourFormat::Bc1 && !hasGlExtension("GL_EXT_texture_compression_s3tc")) {
+    notes.push_back("no S3TC (GL_EXT_texture_compression_s3tc): imagery uses an RGBA8 atlas");
+    format = ColourFormat::Rgba8;
+  }
+  colourTileSize = im.tileSize;
+  colourMips = 1;
+  while (colourMips < himg::kTileMipLevels && (colourTileSize >> colourMips) >= 16) ++colourMips;
+  size_t layerBytes = 0;
+  for (int m = 0; m < colourMips; ++m) {
+    const size_t side = size_t(colourTileSize >> m);
+    layerBytes += format == ColourFormat::Bc1 ? side * side / 2 : side * side * 4;
+  }
+  const auto& tiles = archive.imageryTiles();
+  std::vector<size_t> top;
+  for (size_t i = 0; i < tiles.size(); ++i)
+    if (tiles[i].level == im.levels - 1) top.push_back(i);
+  GLint maxLayers = 256;
+  glGetIntegerv(GL_MAX_ARRAY_TEXTURE_LAYERS, &maxLayers);
+  const double fraction = std::clamp(settings.imageryBudgetFraction, 0.05, 0.95);
+  const double budget = std::min(settings.atlasBudgetMiB, 1048576.0) * fraction * 1048576.0;
+  size_t layers = size_t(budget / double(layerBytes));
+  layers = std::min({layers, tiles.size(), size_t(maxLayers)});
+  layers = std::max({layers, top.size(), size_t(1)});
+  if (top.size() > size_t(maxLayers)) {
+    error = "the imagery's top level has " + std::to_string(top.size()) +
+            " tiles, more than the GPU's texture-array layers (" + std::to_string(maxLayers) + ")";
+    return false;
+  }
+  const GLenum internal = format == ColourFormat::Bc1 ? kCompressedRgbaDxt1 : GL_RGBA8;
+  for (int i = 0; i < 16 && glGetError() != GL_NO_ERROR; ++i) continue;
+  for (;;) {
+    glCreateTextures(GL_TEXTURE_2D_ARRAY, 1, &colourAtlas);
+    GLenum err = GL_OUT_OF_MEMORY;
+    if (settings.debugMaxAtlasBytes == 0 || layers * layerBytes <= settings.debugMaxAtlasBytes) {
+      glTextureStorage3D(colourAtlas, colourMips, internal, colourTileSize, colourTileSize, GLsizei(layers));
+      err = glGetError();
+    }
+    if (err == GL_NO_ERROR) break;
+    glDeleteTextures(1, &colourAtlas);
+    colourAtlas = 0;
+    if (err != GL_OUT_OF_MEMORY || layers <= std::max<size_t>(1, top.size())) {
+      error = "cannot allocate the imagery atlas (" + std::to_string(layers) + " layers)";
+      return false;
+    }
+    notes.push_back("imagery atlas shrunk to " + std::to_string(std::max<size_t>(top.size(), layers / 2)) +
+                    " layers (GPU out of memory)");
+    layers = std::max<size_t>(top.size(), layers / 2);
+  }
+  glTextureParameteri(colourAtlas, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+  glTextureParameteri(colourAtlas, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTextureParameteri(colourAtlas, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTextureParameteri(colourAtlas, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  glTextureParameteri(colourAtlas, GL_TEXTURE_MAX_LEVEL, colourMips - 1);
+  colourPages = std::make_unique<PageTable>(tiles.size(), layers);
+  colourFailedTiles.assign(tiles.size(), 0);
+  colourPlanner = std::make_unique<ColourPlanner>(archive, *selector);
+  colourPlanner->texelPixels = settings.imageryTexelPixels;
+  colour = std::make_unique<ColourStrategy>(
+      archive, format, settings.bc1Quality ? himg::Bc1Mode::Quality : himg::Bc1Mode::Fast);
+  for (size_t t : top) {
+    std::string e;
+    if (colour->loadNow(t, colourSink, e)) colourPages->pin(t);
+    else std::fprintf(stderr, "Warning: %s\n", e.c_str());
+  }
+  const ColourStats cs = colour->stats();
+  lastColourRead = cs.bytesRead;
+  lastColourToDevice = cs.bytesToDevice;
   return true;
 }
 
@@ -441,20 +617,26 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   // motion (prefetch). Resident ones are touched (LRU); the request puts first the missing
   // tiles that made the last drawn selection coarsen, then coarse levels first, so the view
   // refines progressively and ancestors arrive before their children (render/stream/request.h).
+  LodCamera ahead;
+  bool moving = false;
+  std::vector<size_t> colourRequest;
   {
     ScopedMs timer(selectMs);
-    LodCamera ahead;
-    const bool moving = predictCamera(cam, ahead);
+    moving = predictCamera(cam, ahead);
     planner.setHysteresis(settings.hysteresis);
     planner.plan(*selector, *patterns, lc, settings.prefetch && moving ? &ahead : nullptr, *pages,
                  frameNo, failedTiles, plan);
+    if (colour) planColour(lc, settings.prefetch && moving ? &ahead : nullptr, colourRequest);
   }
   wanted = plan.missing;
+  colourUploadsThisFrame = 0;
   {
     ScopedMs timer(updateMs);
     strategy.request(plan.request);
+    if (colour) colour->request(colourRequest);
     beginPass(GpuPass::Upload);
     strategy.deliver(*this, settings.uploadsPerFrame);
+    if (colour) colour->deliver(colourSink, settings.colourUploadsPerFrame);
     endPass();
   }
   const StreamStats ss = strategy.stats();  // one lock of the strategy per frame
@@ -481,6 +663,58 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   }
   lastCompressed = ss.compressedToDevice;
   lastSamples = ss.samplesToDevice;
+  if (colour) {
+    const ColourStats cs = colour->stats();
+    if (st) {
+      st->colourUploads = colourUploadsThisFrame;
+      st->colourPending = colour->pending();
+      st->colourResident = colourPages->residentCount();
+      st->colourLayers = colourPages->capacity();
+      st->colourWanted = colourWantedCurrent;
+      st->colourMissing = colourMissingCount();
+      st->colourFailed = size_t(std::count(colourFailedTiles.begin(), colourFailedTiles.end(), 1));
+      st->colourBytesStreamed = cs.bytesRead - std::min(cs.bytesRead, lastColourRead);
+      st->colourBytesToDevice = cs.bytesToDevice - std::min(cs.bytesToDevice, lastColourToDevice);
+    }
+    lastColourRead = cs.bytesRead;
+    lastColourToDevice = cs.bytesToDevice;
+  }
+}
+
+void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std::vector<size_t>& request) {
+  // The imagery of what the camera wants (the full height selection), then of the predicted
+  // camera's selection; resident tiles are touched like heights (prefetch ones as used in the
+  // previous frame: kept ahead of stale tiles, evictable for what this frame needs).
+  colourWanted.clear();
+  colourPlanner->clearWanted();
+  colourPlanner->want(plan.selected, lc, colourWanted);
+  colourWantedCurrent = colourWanted.size();
+  if (ahead && !plan.predictedSelected.empty()) colourPlanner->want(plan.predictedSelected, *ahead, colourWanted);
+  const size_t cap = colourPages->capacity();
+  const size_t current = std::min(colourWantedCurrent, cap);
+  const size_t prefetchCap = cap - current;
+  for (size_t i = colourWantedCurrent, n = 0; i < colourWanted.size() && n < prefetchCap; ++i, ++n) {
+    const size_t t = colourWanted[i];
+    if (colourPages->resident(t)) colourPages->touch(t, frameNo > 0 ? frameNo - 1 : 0);
+  }
+  for (size_t i = 0; i < current; ++i) {
+    const size_t t = colourWanted[i];
+    if (colourPages->resident(t)) colourPages->touch(t, frameNo);
+    else if (!colourFailedTiles[t]) request.push_back(t);
+  }
+  for (size_t i = colourWantedCurrent, n = 0; i < colourWanted.size() && n < prefetchCap; ++i, ++n) {
+    const size_t t = colourWanted[i];
+    if (!colourPages->resident(t) && !colourFailedTiles[t]) request.push_back(t);
+  }
+}
+
+size_t Renderer::Impl::colourMissingCount() const {
+  size_t n = 0;
+  for (size_t i = 0; i < colourWantedCurrent; ++i) {
+    const size_t t = colourWanted[i];
+    if (!colourPages->resident(t) && !colourFailedTiles[t]) ++n;
+  }
+  return n;
 }
 
 void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
@@ -499,6 +733,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   std::vector<TileRecord> recs;
   cmds.reserve(tiles.size());
   recs.reserve(tiles.size());
+  cells.clear();
   uint64_t vertices = 0;
   if (st) {
     st->tilesPerLevel.assign(size_t(pyramid.levels), 0);
@@ -526,6 +761,10 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     rec.info[1] = float(d.centre);
     rec.info[2] = float(*std::min_element(d.corner.begin(), d.corner.end()));
     rec.info[3] = float(d.pattern);
+    if (colourPlanner) {
+      rec.colour[0] = float(cells.size());
+      rec.colour[1] = float(colourPlanner->cells(d, lc, colourPages->slots(), cells));
+    }
     cmds.push_back(DrawCommand{r.count, 1, r.first, GLuint(recs.size())});
     recs.push_back(rec);
     vertices += r.count;
@@ -545,6 +784,16 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   if (!cmds.empty()) {
     glNamedBufferSubData(indirect, 0, GLsizeiptr(cmds.size() * sizeof(DrawCommand)), cmds.data());
     glNamedBufferSubData(records, 0, GLsizeiptr(recs.size() * sizeof(TileRecord)), recs.data());
+  }
+  if (!cells.empty()) {
+    if (cells.size() > cellsCapacity) {  // grows by doubling; a frame's cells fit in one buffer
+      if (cellsBuffer) glDeleteBuffers(1, &cellsBuffer);
+      cellsCapacity = std::max(cells.size(), 2 * cellsCapacity);
+      glCreateBuffers(1, &cellsBuffer);
+      glNamedBufferStorage(cellsBuffer, GLsizeiptr(cellsCapacity * sizeof(ColourCell)), nullptr,
+                           GL_DYNAMIC_STORAGE_BIT);
+    }
+    glNamedBufferSubData(cellsBuffer, 0, GLsizeiptr(cells.size() * sizeof(ColourCell)), cells.data());
   }
 
   glBindFramebuffer(GL_FRAMEBUFFER, fbo);
@@ -582,6 +831,15 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
               float(std::sin(alt)));
   glBindTextureUnit(0, atlas);
   glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, records);
+  glUniform1i(uColour, 1);
+  if (colourAtlas && cellsBuffer) {
+    glBindTextureUnit(1, colourAtlas);
+    glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 1, cellsBuffer);
+    const hfa::ImageryHeader& im = archive.imagery();
+    glUniform4f(uColourTile, float(im.tileSize), float(im.border), float(im.content()), 1.0f);
+  } else {
+    glUniform4f(uColourTile, 1.0f, 0.0f, 1.0f, 0.0f);  // no imagery: the views shade as Shaded
+  }
   glBindBuffer(GL_DRAW_INDIRECT_BUFFER, indirect);
   glBindVertexArray(vao);
 
@@ -600,7 +858,11 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     glUniform1i(uWire, 1);
     glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
     glDepthFunc(GL_LEQUAL);
+    // An overlay: translucent lines over whatever shading is on, which stays readable.
+    glEnable(GL_BLEND);
+    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
     glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
+    glDisable(GL_BLEND);
     glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
     glDepthFunc(GL_LESS);
     endPass();
@@ -761,9 +1023,15 @@ void Renderer::updateExaggeration() { impl_->applyExaggeration(); }
 
 const std::vector<DrawTile>& Renderer::lastDrawn() const { return impl_->drawn; }
 const std::vector<std::string>& Renderer::notes() const { return impl_->notes; }
+bool Renderer::hasImagery() const { return impl_->colour != nullptr; }
+std::string Renderer::imageryStrategy() const { return impl_->colour ? impl_->colour->name() : ""; }
+std::string Renderer::imageryFormat() const {
+  return impl_->colour ? colourFormatName(impl_->colour->format()) : "";
+}
 
 bool Renderer::settled() const {
   if (impl_->strategy.pending() > 0) return false;
+  if (impl_->colour && (impl_->colour->pending() > 0 || impl_->colourMissingCount() > 0)) return false;
   for (size_t t : impl_->wanted)
     if (!impl_->pages->resident(t) && !impl_->failedTiles[t]) return false;
   return true;

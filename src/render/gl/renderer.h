@@ -48,7 +48,12 @@ class GlContext {
 // error when no EGL device gives such a context. Loads the GL entry points (glad).
 std::unique_ptr<GlContext> createHeadlessContext(std::string& error);
 
-enum class View { Shaded = 0, Level = 1, Ldr = 2 };
+// Shaded: hillshade x elevation ramp; Level / Ldr: debug colours; Imagery: the archive's
+// colour imagery as it is; ImageryLit: imagery x hillshade (the default when there is imagery).
+// Without imagery (or where it does not cover the terrain) the imagery views shade as Shaded.
+enum class View { Shaded = 0, Level = 1, Ldr = 2, Imagery = 3, ImageryLit = 4 };
+const char* viewName(View v);                   // "shaded", "level", "ldr", "imagery", "imagery-lit"
+bool parseView(const std::string& s, View& v);  // accepts the names above
 
 struct RenderSettings {
   int width = 1280, height = 720;
@@ -70,6 +75,15 @@ struct RenderSettings {
   bool prefetch = true;
   double prefetchSeconds = 0.75;
   double prefetchFrameSeconds = 0;
+  // Imagery (archives with an imagery section; docs/rendering.md section 6). The colour atlas
+  // takes imageryBudgetFraction of atlasBudgetMiB (one budget for both, reported separately).
+  bool imagery = true;               // false: no colour atlas, imagery views shade as Shaded
+  std::string imageryStream;         // "cpu" (BC1 atlas) | "raw" (RGBA8); "" = raw when the
+                                     // height strategy is raw, else cpu
+  bool bc1Quality = false;           // cpu: cluster-fit BC1 instead of the fast one-pass mode
+  double imageryBudgetFraction = 0.5;
+  double imageryTexelPixels = 1.0;   // refine imagery while a texel covers more pixels
+  size_t colourUploadsPerFrame = 32;  // imagery tiles uploaded per frame at most
   std::string shaderDir;             // empty: $HF_SHADER_DIR, else the source tree's shaders/
   // Tests: an atlas allocation of more bytes than this fails as if the GPU were out of memory
   // (GL_OUT_OF_MEMORY), to exercise the shrinking in create() on any driver. 0 = no limit.
@@ -100,6 +114,12 @@ struct FrameStats {
   size_t tilesPrefetch = 0;         // of those, for the predicted camera only (prefetch)
   uint64_t compressedToDevice = 0;  // host->device bytes this frame (StreamStats differences)
   uint64_t samplesToDevice = 0;
+  // Imagery (0 without it): tiles uploaded this frame, queued/decoding, resident, atlas layers,
+  // wanted by this view (incl. ancestors), wanted but not resident, corrupt so far; archive
+  // bytes read and texture bytes uploaded this frame.
+  size_t colourUploads = 0, colourPending = 0, colourResident = 0, colourLayers = 0;
+  size_t colourWanted = 0, colourMissing = 0, colourFailed = 0;
+  uint64_t colourBytesStreamed = 0, colourBytesToDevice = 0;
   // Set by finishFrame(): GPU time of the atlas update that completed (GL upload pass plus,
   // for cuda, the CUDA copy + decode batches finished since the last finishFrame), ms.
   double updateGpuMs = -1;
@@ -128,7 +148,8 @@ class Renderer {
   void stream(const Camera& camera, FrameStats* stats = nullptr);
   // stream() + draw into the FBO.
   void frame(const Camera& camera, FrameStats* stats = nullptr);
-  // True when every tile the camera wants is resident (or failed) and nothing is pending.
+  // True when every tile the camera wants is resident (or failed) and nothing is pending
+  // (heights and imagery).
   bool settled() const;
   // The tiles the last frame() drew (the selection restricted to resident tiles), in draw
   // order; empty before the first frame(). Tests check them (LOD bound, failed tiles).
@@ -138,6 +159,11 @@ class Renderer {
   // allocated at the budget's size, so its layers were halved until it could (down to the
   // layers the top level needs; below that create() fails).
   const std::vector<std::string>& notes() const;
+  // Imagery: whether a colour atlas is in use, and its strategy ("cpu", "raw") and format
+  // ("bc1", "rgba8"); empty strings without.
+  bool hasImagery() const;
+  std::string imageryStrategy() const;
+  std::string imageryFormat() const;
   // Benchmarks: waits until the GPU has finished everything submitted so far (glFinish) and
   // puts this frame's exact GPU pass times into `stats` (gpuMs, updateGpuMs). A synchronous
   // frame: call after frame(); never needed for viewing.

@@ -13,32 +13,6 @@ uint64_t key(int level, uint32_t x, uint32_t y) {
   return (uint64_t(uint32_t(level)) << 56) ^ (uint64_t(x) << 28) ^ uint64_t(y);
 }
 
-double distanceToBox(const std::array<double, 3>& e, const std::array<double, 6>& b) {
-  double d2 = 0;
-  for (int i = 0; i < 3; ++i) {
-    const double lo = b[size_t(i)], hi = b[size_t(i + 3)];
-    const double d = e[size_t(i)] < lo ? lo - e[size_t(i)] : (e[size_t(i)] > hi ? e[size_t(i)] - hi : 0.0);
-    d2 += d * d;
-  }
-  return std::sqrt(d2);
-}
-
-// Gribb-Hartmann: plane i = row 3 +- row (i / 2); a box is outside when its vertex furthest
-// along a plane's normal is behind it.
-bool boxOutside(const std::array<double, 16>& m, const std::array<double, 6>& b) {
-  auto row = [&](int r, int c) { return m[size_t(c * 4 + r)]; };
-  for (int i = 0; i < 6; ++i) {
-    const int r = i / 2;
-    const double s = (i & 1) ? -1.0 : 1.0;
-    double pl[4];
-    for (int c = 0; c < 4; ++c) pl[c] = row(3, c) + s * row(r, c);
-    double v = pl[3];
-    for (int a = 0; a < 3; ++a) v += pl[a] * (pl[a] >= 0 ? b[size_t(a + 3)] : b[size_t(a)]);
-    if (v < 0) return true;
-  }
-  return false;
-}
-
 // Open addressing (linear probing, backward-shift erase) from a 64-bit key to a value: the
 // selection's scratch tables, without an allocation per entry (select() runs several times a
 // frame on the render thread). The key ~0 is reserved.
@@ -112,6 +86,33 @@ class FlatMap {
 };
 
 }  // namespace
+
+double distanceToBox(const std::array<double, 3>& e, const std::array<double, 6>& b) {
+  double d2 = 0;
+  for (int i = 0; i < 3; ++i) {
+    const double lo = b[size_t(i)], hi = b[size_t(i + 3)];
+    const double d = e[size_t(i)] < lo ? lo - e[size_t(i)] : (e[size_t(i)] > hi ? e[size_t(i)] - hi : 0.0);
+    d2 += d * d;
+  }
+  return std::sqrt(d2);
+}
+
+// Gribb-Hartmann: plane i = row 3 +- row (i / 2); a box is outside when its vertex furthest
+// along a plane's normal is behind it.
+bool boxOutside(const std::array<double, 16>& m, const std::array<double, 6>& b) {
+  auto row = [&](int r, int c) { return m[size_t(c * 4 + r)]; };
+  for (int i = 0; i < 6; ++i) {
+    const int r = i / 2;
+    const double s = (i & 1) ? -1.0 : 1.0;
+    double pl[4];
+    for (int c = 0; c < 4; ++c) pl[c] = row(3, c) + s * row(r, c);
+    double v = pl[3];
+    for (int a = 0; a < 3; ++a) v += pl[a] * (pl[a] >= 0 ? b[size_t(a + 3)] : b[size_t(a)]);
+    if (v < 0) return true;
+  }
+  return false;
+}
+
 
 uint32_t LodPyramid::tilesX(int level) const {
   const uint64_t span = uint64_t(1) << (tileLog + level);

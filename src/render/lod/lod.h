@@ -115,6 +115,11 @@ struct LodSelectOptions {
   std::vector<size_t>* blocked = nullptr;
 };
 
+// Eye-to-box distance (0 inside); box = min x, y, z, max x, y, z.
+double distanceToBox(const std::array<double, 3>& eye, const std::array<double, 6>& box);
+// True when the box is entirely outside the frustum of the column-major view-projection m.
+bool boxOutside(const std::array<double, 16>& m, const std::array<double, 6>& box);
+
 class LodSelector {
  public:
   // Keeps a reference to `pyramid` (it must outlive the selector). O(tiles).

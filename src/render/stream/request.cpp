@@ -142,6 +142,9 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   out.tau = cam.tau;
   for (size_t t : needed) mark_[t] |= kCurrent;
   out.wanted = want.size();
+  out.selected.clear();
+  for (const DrawTile& d : want) out.selected.push_back(d.tile);
+  out.predictedSelected.clear();
   // What the predicted camera will want, beyond that (no history: a look ahead, not a frame).
   // The prediction moves slowly (it is prefetchSeconds ahead), so its selection is made every
   // kPrefetchEvery frames and reused in between: the render thread saves a third of its
@@ -154,6 +157,7 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
     }
     for (size_t t : aheadCache_)
       if (t < tiles.size()) addNeeded(selector, t, ahead);
+    out.predictedSelected = aheadCache_;
   } else {
     aheadCache_.clear();
   }

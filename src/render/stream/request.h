@@ -63,6 +63,8 @@ struct RequestPlan {
   std::vector<size_t> needed;   // the current view's tiles with their ancestors and the
                                 // ancestors' children, coarse first (resident ones touched)
   size_t wanted = 0;            // tiles in the full selection for the camera
+  std::vector<size_t> selected;           // that selection (tile indices): what imagery follows
+  std::vector<size_t> predictedSelected;  // the predicted camera's selection (empty: none)
   size_t blocked = 0;           // tiles requested first to end a balance coarsening
   size_t prefetch = 0;          // tiles in `request` for the predicted camera only
   double tau = 0;               // tau of the wanted selection: the camera's, or larger when

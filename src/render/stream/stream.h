@@ -65,6 +65,7 @@ class PageTable {
   bool resident(size_t tile) const { return slotOf_[tile] >= 0; }
   long slot(size_t tile) const { return slotOf_[tile]; }  // -1 when not resident
   const std::vector<uint8_t>& residency() const { return residency_; }
+  const std::vector<long>& slots() const { return slotOf_; }  // per tile: slot or -1
 
   // Marks a resident tile as used in `frame` (most recently used). touch(tile, frame - 1) keeps
   // a tile ahead of stale ones without protecting it in `frame` (prefetch, request.h); touch

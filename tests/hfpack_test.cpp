@@ -199,6 +199,154 @@ TEST(Hfpack, FloatIsQuantisedWithinBound) {
   EXPECT_LE(vr.maxHeightError, 0.0625 + 1e-9);
 }
 
+// The Puget Sound heightmap (no georeferencing; documented: 160 m spacing, 0.1 m units) at its
+// true shape: --spacing and --vertical-scale as metadata (the samples stay lossless).
+TEST(Hfpack, PugetSoundTrueShape) {
+  if (!haveDem("ps_height_1k.png")) GTEST_SKIP() << "no shared DEMs";
+  TempDir dir;
+  std::string error;
+  hfpack::PackResult pr;
+  const std::string src = kDem + "/ps_height_1k.png";
+  hfpack::PackOptions o = packOptions({src}, dir / "ps.hfa");
+  o.spacingX = 160;
+  o.verticalScale = 0.1;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(o.output, error)) << error;
+  const hfa::Header& h = r.header();
+  EXPECT_EQ(h.spacingX, 160.0);
+  EXPECT_EQ(h.spacingY, 160.0);
+  EXPECT_TRUE(h.flags & hfa::kFlagSpacingKnown);
+  EXPECT_EQ(h.flags & (hfa::kFlagGeoTransform | hfa::kFlagQuantised | hfa::kFlagGeographic), 0u);
+  EXPECT_DOUBLE_EQ(h.verticalScale, 0.1);
+  EXPECT_EQ(h.verticalOffset, 0.0);
+  EXPECT_EQ(h.quantError, 0.0);
+  int32_t lo = INT32_MAX, hi = INT32_MIN;
+  for (const hfa::TileEntry& e : r.tiles()) {
+    lo = std::min(lo, e.minSample);
+    hi = std::max(hi, e.maxSample);
+  }
+  const double top = h.verticalOffset + h.verticalScale * hi;
+  EXPECT_GE(h.verticalOffset + h.verticalScale * lo, 0.0);
+  EXPECT_GT(top, 1000.0);  // 4379.8 m: tens to a few thousand metres, not 43798 or 65535
+  EXPECT_LT(top, 5000.0);
+  // verify --source compares samples: the metadata does not disturb it.
+  hfpack::VerifyOptions vo;
+  vo.archive = o.output;
+  vo.sources = {src};
+  vo.out = nullptr;
+  hfpack::VerifyResult vr;
+  ASSERT_TRUE(hfpack::verify(vo, vr, error)) << error;
+  EXPECT_TRUE(hfpack::ok(vr));
+  EXPECT_GT(vr.comparedSamples, 0u);
+  // Anisotropic spacing; an offset.
+  o.output = dir / "ps_xy.hfa";
+  o.spacingY = 80;
+  o.verticalOffset = -12.5;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  ASSERT_TRUE(r.open(o.output, error)) << error;
+  EXPECT_EQ(r.header().spacingX, 160.0);
+  EXPECT_EQ(r.header().spacingY, 80.0);
+  EXPECT_EQ(r.header().verticalOffset, -12.5);
+
+  // -a_srs / -a_ullr: the place of an unreferenced raster (pixel-is-area corners).
+  o = packOptions({src}, dir / "ps_utm.hfa");
+  o.aSrs = "EPSG:32610";
+  o.aUllr = true;
+  const double ullr[4] = {500000, 5300000, 664000, 5136000};
+  std::copy(ullr, ullr + 4, o.ullr);
+  o.verticalScale = 0.1;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  ASSERT_TRUE(r.open(o.output, error)) << error;
+  const double want_gt[6] = {500000, 160, 0, 5300000, 0, -160};
+  EXPECT_TRUE(std::equal(want_gt, want_gt + 6, r.header().geoTransform));
+  EXPECT_TRUE(r.header().flags & hfa::kFlagGeoTransform);
+  EXPECT_NE(r.header().crsWkt.find("UTM zone 10N"), std::string::npos) << r.header().crsWkt;
+  EXPECT_EQ(r.header().flags & (hfa::kFlagSpacingKnown | hfa::kFlagGeographic), hfa::kFlagSpacingKnown);
+  EXPECT_DOUBLE_EQ(r.header().spacingX, 160.0);
+  EXPECT_DOUBLE_EQ(r.header().verticalScale, 0.1);
+  // Assigned, then reprojected (--t_srs sees the assigned CRS); verify with the same options.
+  o.output = dir / "ps_ll.hfa";
+  o.tSrs = "EPSG:4326";
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  ASSERT_TRUE(r.open(o.output, error)) << error;
+  EXPECT_TRUE(r.header().flags & hfa::kFlagGeographic);
+  EXPECT_NEAR(r.header().geoTransform[0], -123.0, 0.5);  // 500000 E in zone 10N = 123 W
+  EXPECT_NEAR(r.header().geoTransform[3], 47.85, 0.1);
+  vo.archive = o.output;
+  vo.tSrs = o.tSrs;
+  vo.aSrs = o.aSrs;
+  vo.aUllr = true;
+  std::copy(ullr, ullr + 4, vo.ullr);
+  ASSERT_TRUE(hfpack::verify(vo, vr, error)) << error;
+  EXPECT_TRUE(hfpack::ok(vr));
+  // -a_ullr alone (no CRS): a geotransform, spacing in CRS units (unknown: not metres).
+  o = packOptions({src}, dir / "ps_ullr.hfa");
+  o.aUllr = true;
+  std::copy(ullr, ullr + 4, o.ullr);
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  ASSERT_TRUE(r.open(o.output, error)) << error;
+  EXPECT_TRUE(std::equal(want_gt, want_gt + 6, r.header().geoTransform));
+  EXPECT_TRUE(r.header().crsWkt.empty());
+  // --spacing on a georeferenced input is refused (its geotransform says the spacing).
+  o.spacingX = 30;
+  o.output = dir / "refused.hfa";
+  EXPECT_FALSE(hfpack::pack(o, pr, error));
+  EXPECT_NE(error.find("--spacing"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(o.output));
+}
+
+// --vertical-scale / --vertical-offset as metadata on every sample type: integer sources keep
+// their samples (scale = M x band scale, offset = O + M x band offset), float sources are
+// quantised with step M and shifted by O.
+TEST(Hfpack, VerticalScaleAndOffsetAreMetadata) {
+  if (!haveDem("zion_srtm.tif") || !haveDem("greenriver.tif")) GTEST_SKIP() << "no shared DEMs";
+  TempDir dir;
+  std::string error;
+  hfpack::PackResult pr;
+  hfa::ArchiveReader plain, scaled;
+  // Int16 with a GDAL band scale/offset (a VRT: -a_scale 0.5 -a_offset 10).
+  translate(kDem + "/zion_srtm.tif", dir / "z.vrt", {"-of", "VRT", "-a_scale", "0.5", "-a_offset", "10"});
+  ASSERT_TRUE(hfpack::pack(packOptions({dir / "z.vrt"}, dir / "plain.hfa"), pr, error)) << error;
+  hfpack::PackOptions o = packOptions({dir / "z.vrt"}, dir / "scaled.hfa");
+  o.verticalScale = 2;
+  o.verticalOffset = 100;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  ASSERT_TRUE(plain.open(dir / "plain.hfa", error)) << error;
+  ASSERT_TRUE(scaled.open(dir / "scaled.hfa", error)) << error;
+  EXPECT_DOUBLE_EQ(plain.header().verticalScale, 0.5);
+  EXPECT_DOUBLE_EQ(plain.header().verticalOffset, 10.0);
+  EXPECT_DOUBLE_EQ(scaled.header().verticalScale, 1.0);     // 2 x 0.5
+  EXPECT_DOUBLE_EQ(scaled.header().verticalOffset, 120.0);  // 100 + 2 x 10
+  EXPECT_EQ(scaled.header().flags & hfa::kFlagQuantised, 0u);
+  ASSERT_EQ(plain.tiles().size(), scaled.tiles().size());
+  for (size_t i = 0; i < plain.tiles().size(); ++i) EXPECT_EQ(plain.tiles()[i].crc, scaled.tiles()[i].crc) << i;
+  hfpack::VerifyOptions vo;
+  vo.archive = o.output;
+  vo.sources = {dir / "z.vrt"};
+  vo.out = nullptr;
+  hfpack::VerifyResult vr;
+  ASSERT_TRUE(hfpack::verify(vo, vr, error)) << error;
+  EXPECT_TRUE(hfpack::ok(vr));
+  // Float: the step is M, the offset shifts.
+  translate(kDem + "/greenriver.tif", dir / "gr.tif", {"-srcwin", "700", "300", "200", "150"});
+  o = packOptions({dir / "gr.tif"}, dir / "gr0.hfa");
+  o.verticalScale = 0.25;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  o.output = dir / "gr1.hfa";
+  o.verticalOffset = -1000;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  ASSERT_TRUE(plain.open(dir / "gr0.hfa", error)) << error;
+  ASSERT_TRUE(scaled.open(dir / "gr1.hfa", error)) << error;
+  EXPECT_TRUE(scaled.header().flags & hfa::kFlagQuantised);
+  EXPECT_DOUBLE_EQ(scaled.header().verticalScale, 0.25);
+  EXPECT_DOUBLE_EQ(scaled.header().verticalOffset, plain.header().verticalOffset - 1000);
+  vo.archive = o.output;
+  vo.sources = {dir / "gr.tif"};
+  ASSERT_TRUE(hfpack::verify(vo, vr, error)) << error;
+  EXPECT_TRUE(hfpack::ok(vr));
+}
+
 #endif  // HFPACK_GDAL
 
 // ---- the command line ----
@@ -259,6 +407,21 @@ TEST(HfpackCli, BadCommandLines) {
   expectError(runCmd(src + out + " --vertical-scale -1", dir), "--vertical-scale", dir);
   expectError(runCmd(src + out + " --levels 9", dir), "--levels 9", dir);
   expectError(runCmd(src + out + " --t_srs NOT_A_CRS", dir), "--t_srs", dir);
+  const std::string ps = kDem + "/ps_height_1k.png";
+  expectError(runCmd(ps + out + " --spacing 0", dir), "--spacing 0", dir);
+  expectError(runCmd(ps + out + " --spacing -160", dir), "--spacing -160", dir);
+  expectError(runCmd(ps + out + " --spacing 160,", dir), "--spacing 160,", dir);
+  expectError(runCmd(ps + out + " --spacing 160,x", dir), "--spacing 160,x", dir);
+  expectError(runCmd(ps + out + " --spacing inf", dir), "--spacing inf", dir);
+  expectError(runCmd(src + out + " --spacing 30", dir), "georeferenced", dir);  // zion has a geotransform
+  expectError(runCmd(ps + out + " -a_srs NOT_A_CRS", dir), "-a_srs NOT_A_CRS", dir);
+  expectError(runCmd(ps + out + " -a_ullr 0 10 10", dir), "needs 4 values", dir);
+  expectError(runCmd(ps + out + " -a_ullr 0 10 ten 0", dir), "-a_ullr: not a number: ten", dir);
+  expectError(runCmd(ps + out + " -a_ullr 5 10 5 0", dir), "-a_ullr: empty bounds", dir);
+  expectError(runCmd(ps + out + " --vertical-offset abc", dir), "--vertical-offset", dir);
+  expectError(runCmd(ps + out + " --vertical-offset nan", dir), "--vertical-offset", dir);
+  expectError(runCmd(ps + out + " --vertical-scale 0", dir), "--vertical-scale", dir);
+  expectError(runCmd("transcode a.hfa b.hfa --codec raw --spacing 3", dir), "--spacing is not an option", dir);
   expectError(runCmd("info", dir), "one archive", dir);
   expectError(runCmd("info " + (dir / "missing.hfa"), dir), "No such file", dir);
   expectError(runCmd("verify", dir), "one archive", dir);

@@ -51,6 +51,48 @@ bool isQuantisedType(GDALDataType t) {
 }
 }  // namespace
 
+bool srsToWkt(const std::string& user, const char* option, std::string& wkt, std::string& error) {
+  registerDriversOnce();
+  OGRSpatialReferenceH srs = OSRNewSpatialReference(nullptr);
+  char* text = nullptr;
+  const bool ok = OSRSetFromUserInput(srs, user.c_str()) == OGRERR_NONE && OSRExportToWkt(srs, &text) == OGRERR_NONE;
+  OSRDestroySpatialReference(srs);
+  if (ok && text) wkt = text;
+  CPLFree(text);
+  if (!ok) error = std::string(option) + " " + user + ": not a spatial reference GDAL understands";
+  return ok;
+}
+
+GDALDatasetH assignGeoreferencing(GDALDatasetH ds, const std::string& srs, const double* ullr, std::string& error) {
+  std::vector<std::string> args = {"-of", "VRT"};
+  if (!srs.empty()) {
+    std::string wkt;
+    if (!srsToWkt(srs, "-a_srs", wkt, error)) return nullptr;
+    args.insert(args.end(), {"-a_srs", wkt});
+  }
+  if (ullr) {
+    if (!checkUllr(ullr, error)) return nullptr;
+    args.push_back("-a_ullr");
+    for (int i = 0; i < 4; ++i) {
+      char buf[40];
+      snprintf(buf, sizeof buf, "%.17g", ullr[i]);
+      args.push_back(buf);
+    }
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  GDALTranslateOptions* to = GDALTranslateOptionsNew(argv.data(), nullptr);
+  if (!to) {
+    error = gdalError("cannot assign the georeferencing");
+    return nullptr;
+  }
+  GDALDatasetH out = GDALTranslate("", ds, to, nullptr);
+  GDALTranslateOptionsFree(to);
+  if (!out) error = gdalError("cannot assign the georeferencing (-a_srs / -a_ullr)");
+  return out;
+}
+
 bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions& options,
                      std::string& error) {
   close();
@@ -71,7 +113,9 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
       error = paths[0] + ": no band " + std::to_string(options.read.band) + " (an .hfr has one band)";
       return false;
     }
-    return openHfr(paths[0], error);
+    std::string wkt;
+    if (!options.aSrs.empty() && !srsToWkt(options.aSrs, "-a_srs", wkt, error)) return false;
+    return openHfr(paths[0], error) && assignHfr(wkt, options, error);
   }
   for (const std::string& path : paths)
     if (isHfrPath(path)) {
@@ -116,19 +160,16 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
     owned_.push_back(vrt);
     ds = vrt;
   }
+  if (!options.aSrs.empty() || options.aUllr) {
+    GDALDatasetH assigned = assignGeoreferencing(ds, options.aSrs, options.aUllr ? options.ullr : nullptr, error);
+    if (!assigned) return false;
+    owned_.push_back(assigned);
+    ds = assigned;
+  }
   if (!options.tSrs.empty()) {
-    OGRSpatialReferenceH srs = OSRNewSpatialReference(nullptr);
-    char* wkt = nullptr;
-    const bool ok = OSRSetFromUserInput(srs, options.tSrs.c_str()) == OGRERR_NONE &&
-                    OSRExportToWkt(srs, &wkt) == OGRERR_NONE;
-    OSRDestroySpatialReference(srs);
-    if (!ok) {
-      CPLFree(wkt);
-      error = "--t_srs " + options.tSrs + ": not a spatial reference GDAL understands";
-      return false;
-    }
-    GDALDatasetH warped = GDALAutoCreateWarpedVRT(ds, nullptr, wkt, GRA_Bilinear, 0.125, nullptr);
-    CPLFree(wkt);
+    std::string wkt;
+    if (!srsToWkt(options.tSrs, "--t_srs", wkt, error)) return false;
+    GDALDatasetH warped = GDALAutoCreateWarpedVRT(ds, nullptr, wkt.c_str(), GRA_Bilinear, 0.125, nullptr);
     if (!warped) {
       error = gdalError("cannot reproject to " + options.tSrs);
       return false;

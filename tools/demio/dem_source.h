@@ -12,8 +12,10 @@
 // with 65535 = nodata. Quantised sources need the value range first: open() reads the raster
 // once in strips for that (bounded memory), then readRows() quantises each window it reads.
 //
-// Several inputs are mosaicked with GDALBuildVRT (in memory, nothing written); tSrs reprojects
-// with GDAL's warper (GDALAutoCreateWarpedVRT, bilinear). Not thread-safe: one reader per thread.
+// Several inputs are mosaicked with GDALBuildVRT (in memory, nothing written); aSrs / aUllr then
+// assign a CRS / bounds to the mosaic as gdal_translate -a_srs / -a_ullr do (an in-memory VRT;
+// for an .hfr the dump's georeferencing is replaced); tSrs finally reprojects with GDAL's warper
+// (GDALAutoCreateWarpedVRT, bilinear). Not thread-safe: one reader per thread.
 #pragma once
 
 #include <cstddef>
@@ -30,9 +32,19 @@ namespace demio {
 struct SourceOptions {
   ReadOptions read;   // band, quantStep, expandGreyPalette
   std::string tSrs;   // target SRS (anything OSRSetFromUserInput takes); empty = keep the grid
+  // Assigned georeferencing (gdal_translate -a_srs / -a_ullr), applied before tSrs: the CRS
+  // (anything OSRSetFromUserInput takes; empty = keep the source's) and the bounds, pixel-is-area
+  // corners ulx uly lrx lry in that CRS (the geotransform becomes ulx, (lrx-ulx)/W, 0, uly, 0,
+  // (lry-uly)/H). Without GDAL only aUllr is available.
+  std::string aSrs;
+  bool aUllr = false;
+  double ullr[4] = {0, 0, 0, 0};
   // Called during open()'s range pass with a fraction 0..1; return false to cancel.
   std::function<bool(double)> progress;
 };
+
+// -a_ullr bounds: finite, non-empty in both directions (one-line error otherwise).
+bool checkUllr(const double ullr[4], std::string& error);
 
 class DemSource {
  public:
@@ -63,6 +75,8 @@ class DemSource {
  private:
   bool openHfr(const std::string& path, std::string& error);  // dem_source_hfr.cpp
   bool readHfrRows(int y0, int rows, uint16_t* out, uint8_t* valid, std::string& error);
+  // Replaces the .hfr's georeferencing with the assigned one (wkt: aSrs as WKT, empty = keep).
+  bool assignHfr(const std::string& wkt, const SourceOptions& options, std::string& error);
   std::FILE* hfr_ = nullptr;  // a single .hfr input (then no GDAL dataset is used)
   long hfrOffset_ = 0;        // where its samples start (the .hfr header size)
   void* ds_ = nullptr;      // GDALDatasetH actually read (VRT / warped VRT / the file)

@@ -1,6 +1,7 @@
 // dem_source_hfr.cpp - DemSource on a single .hfr dump (both builds; no GDAL here).
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "demio/dem_source.h"
@@ -28,6 +29,30 @@ bool DemSource::openHfr(const std::string& path, std::string& error) {
   scale_ = 1;
   offset_ = 0;
   measured_ = info_.quant.applied ? info_.quant.maxError : 0;
+  return true;
+}
+
+bool DemSource::assignHfr(const std::string& wkt, const SourceOptions& o, std::string& error) {
+  if (!wkt.empty()) info_.projectionWkt = wkt;
+  if (!o.aUllr) return true;
+  if (!checkUllr(o.ullr, error)) return false;
+  info_.hasGeoTransform = true;
+  const double gt[6] = {o.ullr[0], (o.ullr[2] - o.ullr[0]) / info_.width, 0.0,
+                        o.ullr[1], 0.0, (o.ullr[3] - o.ullr[1]) / info_.height};
+  std::copy(gt, gt + 6, info_.geoTransform);
+  return true;
+}
+
+bool checkUllr(const double ullr[4], std::string& error) {
+  for (int i = 0; i < 4; ++i)
+    if (!std::isfinite(ullr[i])) {
+      error = "-a_ullr: the bounds must be finite numbers";
+      return false;
+    }
+  if (ullr[0] == ullr[2] || ullr[1] == ullr[3]) {
+    error = "-a_ullr: empty bounds (ulx = lrx or uly = lry)";
+    return false;
+  }
   return true;
 }
 

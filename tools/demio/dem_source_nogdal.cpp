@@ -24,11 +24,15 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
     error = "built without GDAL (HF_WITH_GDAL=OFF): --t_srs is not available";
     return false;
   }
+  if (!options.aSrs.empty()) {
+    error = "built without GDAL (HF_WITH_GDAL=OFF): -a_srs is not available";
+    return false;
+  }
   if (options.read.band != 1) {
     error = paths[0] + ": no band " + std::to_string(options.read.band) + " (an .hfr has one band)";
     return false;
   }
-  return openHfr(paths[0], error);
+  return openHfr(paths[0], error) && assignHfr("", options, error);
 }
 
 bool DemSource::readRows(int y0, int rows, uint16_t* out, uint8_t* valid, std::string& error) {

@@ -1,4 +1,4 @@
-// gdal_util.h - GDAL helpers shared by dem_io.cpp and dem_source.cpp (internal to hf_demio).
+// gdal_util.h - GDAL helpers shared by dem_io.cpp, dem_source.cpp and hfpack's GDAL code.
 #pragma once
 
 #include <cpl_error.h>
@@ -87,4 +87,14 @@ bool chooseQuantisation(double lo, double hi, bool integer_valued, double quant_
                         Quantisation& q, std::string& error);
 
 }  // namespace detail
+
+// `user` (anything OSRSetFromUserInput takes) as WKT; false with "<option> <user>: not a
+// spatial reference GDAL understands".
+bool srsToWkt(const std::string& user, const char* option, std::string& wkt, std::string& error);
+
+// gdal_translate -of VRT [-a_srs srs] [-a_ullr ullr[0..3]] of ds, in memory (nothing written):
+// the same raster with the assigned CRS / pixel-is-area bounds. Null with a one-line error.
+// The caller closes the result (before ds).
+GDALDatasetH assignGeoreferencing(GDALDatasetH ds, const std::string& srs, const double* ullr, std::string& error);
+
 }  // namespace demio

@@ -29,7 +29,24 @@ struct PackOptions {
   int bits = -1;               // -1 = auto, else 0..16
   hfa::Codec codec = hfa::Codec::Hfpac;
   int levels = 0;              // 0 = until one tile covers everything
-  double verticalScale = 0;    // quantisation step for float/wide sources; 0 = finest that fits
+  // Heights (docs/archive.md 1, "Heights"): the archive stores height = offset + scale x sample.
+  // Integer sources (samples stored as they are, lossless): scale = M bandScale, offset = O +
+  //   M bandOffset, with M = verticalScale (1 when 0) and O = verticalOffset, i.e. height =
+  //   O + M (GDAL's unscaled value): M converts source units to metres (0.1 for decimetres).
+  // Float / wide sources (quantised): verticalScale is the quantisation step in source units
+  //   (0 = the finest that fits), scale = bandScale step, offset = O + bandOffset + bandScale q0
+  //   (q0 the smallest valid value): O shifts the heights, M does not multiply them.
+  double verticalScale = 0;
+  double verticalOffset = 0;   // added to every height, metres
+  // Level-0 sample spacing in metres for a raster without georeferencing (0 = not given: sample
+  // units; spacingY 0 = spacingX). Sets Header::spacingX/Y and kFlagSpacingKnown; no geotransform
+  // is written (the raster stays unreferenced). Refused for a georeferenced input.
+  double spacingX = 0, spacingY = 0;
+  // gdal_translate -a_srs / -a_ullr: assign a CRS / pixel-is-area bounds (ulx uly lrx lry) to the
+  // (mosaicked) input, replacing what it has, before --t_srs.
+  std::string aSrs;
+  bool aUllr = false;
+  double ullr[4] = {0, 0, 0, 0};
   bool fillNodata = true;      // --nodata fill (default) or keep
   int threads = 0;             // 0 = all cores
   std::string device = "cpu";  // cpu | cuda (falls back to cpu with a note: PackResult::deviceNote)
@@ -68,6 +85,9 @@ struct VerifyOptions {
   std::string archive;
   std::vector<std::string> sources;  // empty = checksums and decoding only
   std::string tSrs;
+  std::string aSrs;                  // as PackOptions (what the pack was given)
+  bool aUllr = false;
+  double ullr[4] = {0, 0, 0, 0};
   int band = 1;
   int threads = 0;
   Progress progress;

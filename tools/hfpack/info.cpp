@@ -1,4 +1,5 @@
 // info.cpp - hfpack info: what an archive holds (header, levels, ratios, b histogram).
+#include <algorithm>
 #include <cinttypes>
 
 #include "hfpack.h"
@@ -22,8 +23,21 @@ bool info(const std::string& path, FILE* out, std::string& error) {
   fprintf(out, "  spacing     %.6g x %.6g %s%s\n", h.spacingX, h.spacingY,
           (h.flags & hfa::kFlagSpacingKnown) ? "m" : "(sample units: no CRS)",
           (h.flags & hfa::kFlagGeographic) ? " (geographic CRS: metres at the centre)" : "");
-  fprintf(out, "  heights     height = %.9g + %.9g * sample %s\n", h.verticalOffset, h.verticalScale,
-          h.verticalUnits.empty() ? "(units unknown, metres assumed)" : h.verticalUnits.c_str());
+  {
+    // The height range from the index (nodata excluded): what the heights mean, at a glance.
+    bool any = false;
+    double lo = 0, hi = 0;
+    for (const hfa::TileEntry& e : r.tiles()) {
+      if (e.level != 0) continue;
+      const double a = h.verticalOffset + h.verticalScale * e.minSample, b = h.verticalOffset + h.verticalScale * e.maxSample;
+      lo = any ? std::min(lo, std::min(a, b)) : std::min(a, b);
+      hi = any ? std::max(hi, std::max(a, b)) : std::max(a, b);
+      any = true;
+    }
+    fprintf(out, "  heights     height = %.9g + %.9g * sample %s, range %.6g .. %.6g\n", h.verticalOffset,
+            h.verticalScale, h.verticalUnits.empty() ? "(units unknown, metres assumed)" : h.verticalUnits.c_str(),
+            lo, hi);
+  }
   if (h.flags & hfa::kFlagQuantised)
     fprintf(out, "  quantised   float/wide source quantised to 16 bits: |height - source| <= %.6g\n", h.quantError);
   else

@@ -1,7 +1,8 @@
 // main.cpp - the hfpack command line (a thin wrapper around hfpack.h).
 //
 //   hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]
-//          [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M] [--nodata fill|keep]
+//          [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M] [--vertical-offset O]
+//          [--spacing X[,Y]] [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--nodata fill|keep]
 //          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--band B] [--t_srs SRS]
 //          [--config KEY VALUE] [-q]
 //   hfpack info ARCHIVE
@@ -21,6 +22,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -38,14 +41,23 @@ void onSignal(int) { g_interrupted = true; }
 
 const char* kUsage =
     "Usage: hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]\n"
-    "              [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M]\n"
+    "              [--codec hfpac|hfpac+rbuc|raw] [--levels N]\n"
+    "              [--vertical-scale M] [--vertical-offset O] [--spacing X[,Y]]\n"
+    "              [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--t_srs SRS]\n"
     "              [--nodata fill|keep] [--threads N] [--device cpu|cuda] [--gpu-batch N]\n"
-    "              [--band B] [--t_srs SRS]\n"
-    "              [--config KEY VALUE] [-q]\n"
+    "              [--band B] [--config KEY VALUE] [-q]\n"
     "       hfpack info ARCHIVE\n"
-    "       hfpack verify ARCHIVE [--source INPUT...] [--threads N] [-q]\n"
+    "       hfpack verify ARCHIVE [--source INPUT... [-a_srs SRS] [-a_ullr ...] [--t_srs SRS]]\n"
+    "              [--threads N] [-q]\n"
     "       hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9]\n"
     "              [--bits auto|N] [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]\n"
+    "\n"
+    "  Heights are stored as height = offset + scale x sample. Integer sources keep their samples\n"
+    "  (lossless): --vertical-scale M multiplies the source values (0.1 for decimetres) and\n"
+    "  --vertical-offset O is added (metadata only). Float/wide sources are quantised: M is the\n"
+    "  quantisation step (default: the finest that fits), O shifts the heights.\n"
+    "  --spacing X[,Y]: metres per sample of a raster without georeferencing. -a_srs / -a_ullr\n"
+    "  assign a CRS / bounds (pixel-is-area corners) as gdal_translate does, before --t_srs.\n"
     "\n"
     "  transcode re-encodes every tile of IN.hfa with another codec and keeps everything else\n"
     "  (levels, tiles, georeferencing, nodata, vertical scale, per-tile min/max and LOD errors).\n"
@@ -138,7 +150,15 @@ int main(int argc, char** argv) {
         std::exit(1);
       }
     };
-    static const char* const kPackOnly[] = {"--patch", "--levels", "--vertical-scale", "--nodata", "--band", "--t_srs"};
+    auto doubleArg = [&](double& v, bool finite) {
+      need(1);
+      if (!parseDouble(argv[++i], v) || (finite && !std::isfinite(v))) {
+        fail("option " + a + ": not a number: " + argv[i]);
+        std::exit(1);
+      }
+    };
+    static const char* const kPackOnly[] = {"--patch", "--levels", "--vertical-scale", "--vertical-offset", "--spacing",
+                                            "-a_srs", "-a_ullr", "--nodata", "--band", "--t_srs"};
     if (pack_only.empty() && std::find(std::begin(kPackOnly), std::end(kPackOnly), a) != std::end(kPackOnly))
       pack_only = a;
     if (a == "-q" || a == "--quiet") quiet = true;
@@ -170,6 +190,27 @@ int main(int argc, char** argv) {
       need(1);
       if (!parseDouble(argv[++i], po.verticalScale) || !(po.verticalScale > 0))
         return fail(std::string("--vertical-scale ") + argv[i] + ": must be a positive number");
+    } else if (a == "--vertical-offset") {
+      doubleArg(po.verticalOffset, true);
+    } else if (a == "--spacing") {
+      need(1);
+      const std::string v = argv[++i];
+      const size_t comma = v.find(',');
+      const std::string xs = v.substr(0, comma), ys = comma == std::string::npos ? xs : v.substr(comma + 1);
+      if (!parseDouble(xs.c_str(), po.spacingX) || !parseDouble(ys.c_str(), po.spacingY) || !(po.spacingX > 0) ||
+          !(po.spacingY > 0) || !std::isfinite(po.spacingX) || !std::isfinite(po.spacingY))
+        return fail("--spacing " + v + ": must be X or X,Y, positive numbers of metres per sample");
+    } else if (a == "-a_srs") {
+      need(1);
+      po.aSrs = vo.aSrs = argv[++i];
+    } else if (a == "-a_ullr") {
+      need(4);
+      for (int k = 0; k < 4; ++k)
+        if (!parseDouble(argv[i + 1 + k], po.ullr[k]) || !std::isfinite(po.ullr[k]))
+          return fail(std::string("-a_ullr: not a number: ") + argv[i + 1 + k] + " (give ULX ULY LRX LRY)");
+      i += 4;
+      po.aUllr = vo.aUllr = true;
+      std::copy(po.ullr, po.ullr + 4, vo.ullr);
     } else if (a == "--nodata") {
       need(1);
       const std::string v = argv[++i];

@@ -144,6 +144,15 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     error = "--vertical-scale must be a positive number";
     return false;
   }
+  if (!std::isfinite(o.verticalOffset)) {
+    error = "--vertical-offset must be a finite number";
+    return false;
+  }
+  if (!(o.spacingX >= 0) || !(o.spacingY >= 0) || !std::isfinite(o.spacingX) || !std::isfinite(o.spacingY) ||
+      (o.spacingX == 0 && o.spacingY > 0)) {
+    error = "--spacing must be X or X,Y with positive numbers of metres";
+    return false;
+  }
   if (o.output.empty()) {
     error = "no output file (-o OUT.hfa)";
     return false;
@@ -156,6 +165,9 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   so.read.band = o.band;
   so.read.quantStep = o.verticalScale;
   so.tSrs = o.tSrs;
+  so.aSrs = o.aSrs;
+  so.aUllr = o.aUllr;
+  std::copy(o.ullr, o.ullr + 4, so.ullr);
   if (o.progress) so.progress = [&](double f) { return o.progress(0.1 * f, "range"); };
   if (!source.open(o.inputs, so, error)) return false;
   const demio::Dem& d = source.info();
@@ -165,8 +177,11 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     return false;
   }
   const bool quantised = d.quant.applied;
-  if (o.verticalScale > 0 && !quantised && o.out)
-    fprintf(o.out, "Note: --vertical-scale ignored: %s samples are stored losslessly\n", d.sourceType.c_str());
+  if (o.spacingX > 0 && d.hasGeoTransform) {
+    error = "--spacing: the input is georeferenced (its geotransform gives the spacing); --spacing is for "
+            "rasters without one (to change the bounds use -a_ullr)";
+    return false;
+  }
 
   hfa::Header h;
   h.tileLog = tile_log;
@@ -183,14 +198,26 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   h.levels = o.levels > 0 ? o.levels : natural;
   setGeoreferencing(d, h);
   h.verticalUnits = source.verticalUnits();
+  if (o.spacingX > 0) {  // an unreferenced raster: metres per sample, still no geotransform
+    h.flags |= hfa::kFlagSpacingKnown;
+    h.spacingX = o.spacingX;
+    h.spacingY = o.spacingY > 0 ? o.spacingY : o.spacingX;
+  }
+  // height = offset + scale x sample (PackOptions::verticalScale says why the two cases differ).
   if (quantised) {
     h.flags |= hfa::kFlagQuantised;
     h.verticalScale = source.bandScale() * d.quant.step;
-    h.verticalOffset = source.bandOffset() + source.bandScale() * d.quant.offset;
+    h.verticalOffset = o.verticalOffset + source.bandOffset() + source.bandScale() * d.quant.offset;
     h.quantError = source.bandScale() * d.quant.maxError;
   } else {
-    h.verticalScale = source.bandScale();
-    h.verticalOffset = source.bandOffset();
+    const double m = o.verticalScale > 0 ? o.verticalScale : 1.0;
+    h.verticalScale = m * source.bandScale();
+    h.verticalOffset = o.verticalOffset + m * source.bandOffset();
+  }
+  if (!(std::fabs(h.verticalScale) > 0) || !std::isfinite(h.verticalScale) || !std::isfinite(h.verticalOffset)) {
+    error = "vertical scale/offset out of range (scale " + std::to_string(h.verticalScale) + ", offset " +
+            std::to_string(h.verticalOffset) + ")";
+    return false;
   }
   const bool keep_nodata = !o.fillNodata && d.nodataInSamples;
   if (d.nodataInSamples) {
@@ -328,6 +355,11 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     if (quantised)
       fprintf(f, "  quantised: height = %.9g + %.9g * sample; error bound %.6g %s\n", h.verticalOffset,
               h.verticalScale, result.quantError, h.verticalUnits.empty() ? "(units)" : h.verticalUnits.c_str());
+    else
+      fprintf(f, "  heights: height = %.9g + %.9g * sample%s\n", h.verticalOffset, h.verticalScale,
+              h.verticalUnits.empty() ? "" : (" " + h.verticalUnits).c_str());
+    fprintf(f, "  spacing: %.6g x %.6g %s\n", h.spacingX, h.spacingY,
+            (h.flags & hfa::kFlagSpacingKnown) ? "m" : "sample units (no CRS: --spacing X[,Y] gives metres)");
     if (d.nodataInSamples)
       fprintf(f, "  nodata: %llu of %llu samples %s\n",
               (unsigned long long)(result.sourceSamples - ss.valid), (unsigned long long)result.sourceSamples,

@@ -67,6 +67,9 @@ bool verify(const VerifyOptions& o, VerifyResult& result, std::string& error) {
   demio::SourceOptions so;
   so.read.band = o.band;
   so.tSrs = o.tSrs;
+  so.aSrs = o.aSrs;
+  so.aUllr = o.aUllr;
+  std::copy(o.ullr, o.ullr + 4, so.ullr);
   if (!source.open(o.sources, so, error)) return false;
   if (source.info().quant.applied) {
     const double step = h.verticalScale / source.bandScale();

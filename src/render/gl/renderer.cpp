@@ -1030,6 +1030,7 @@ std::string Renderer::imageryFormat() const {
 }
 
 bool Renderer::settled() const {
+  if (impl_->frameNo <= 1) return false;  // no stream step yet: `wanted` is still empty
   if (impl_->strategy.pending() > 0) return false;
   if (impl_->colour && (impl_->colour->pending() > 0 || impl_->colourMissingCount() > 0)) return false;
   for (size_t t : impl_->wanted)

@@ -149,7 +149,7 @@ class Renderer {
   // stream() + draw into the FBO.
   void frame(const Camera& camera, FrameStats* stats = nullptr);
   // True when every tile the camera wants is resident (or failed) and nothing is pending
-  // (heights and imagery).
+  // (heights and imagery); false before the first stream() / frame(): nothing was asked yet.
   bool settled() const;
   // The tiles the last frame() drew (the selection restricted to resident tiles), in draw
   // order; empty before the first frame(). Tests check them (LOD bound, failed tiles).

@@ -1,0 +1,340 @@
+// render_imagery_test.cpp - imagery draped on the terrain (issue 11), headless (llvmpipe in CI):
+// the Puget Sound pair (ps_height_1k.png packed by hfpack, ps_texture_1k.png added as imagery by
+// tests/imagery_archive.h), seen from straight above with the imagery view:
+// - the rendered colours follow the source texture (per-region mean colours, correlation >= 0.9
+//   per channel), with the BC1 atlas (cpu) and the RGBA8 atlas (raw);
+// - no seams at imagery tile borders: colour steps across tile borders are no larger than
+//   inside tiles;
+// - a corrupt imagery tile is counted and drawn from its ancestor (no hole, no magenta);
+// - finer imagery-only levels are used when the camera is close.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+
+#include <unistd.h>
+
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#include <stb/stb_image.h>
+
+#include "archive/archive.h"
+#include "imagery_archive.h"
+#include "render/gl/renderer.h"
+
+extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LeakSanitizer + Mesa)
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int kW = 320, kH = 320;
+
+fs::path scratch() {
+  static const fs::path d = [] {
+    fs::path p = fs::temp_directory_path() / ("hf_render_imagery_" + std::to_string(::getpid()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+struct Fixture {
+  std::string skip, heights, jpeg, raw, finer;
+  hftest::RgbaImage texture;
+};
+
+const Fixture& fixture() {
+  static Fixture f = [] {
+    Fixture x;
+#ifndef HFPACK_BINARY
+    x.skip = "built without hfpack (GDAL)";
+    return x;
+#else
+    const fs::path dem = fs::path(HF_SHARED_DEM_DIR) / "ps_height_1k.png";
+    const fs::path tex = fs::path(HF_SHARED_DEM_DIR) / ".." / "imagery" / "ps_texture_1k.png";
+    if (!fs::exists(dem) || !fs::exists(tex)) {
+      x.skip = "no Puget Sound pair in " + std::string(HF_SHARED_DEM_DIR) + "/..";
+      return x;
+    }
+    int n = 0;
+    unsigned char* p = stbi_load(tex.c_str(), &x.texture.w, &x.texture.h, &n, 4);
+    if (!p) {
+      x.skip = "cannot read " + tex.string();
+      return x;
+    }
+    x.texture.rgba.assign(p, p + size_t(x.texture.w) * size_t(x.texture.h) * 4);
+    stbi_image_free(p);
+    x.heights = (scratch() / "ps.hfa").string();
+    const std::string cmd = std::string("GDAL_PAM_ENABLED=NO '") + HFPACK_BINARY + "' '" + dem.string() +
+                            "' -o '" + x.heights + "' -q >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) {
+      x.skip = "hfpack failed on " + dem.string();
+      return x;
+    }
+    std::string error;
+    x.jpeg = (scratch() / "ps_jpeg.hfa").string();
+    x.raw = (scratch() / "ps_raw.hfa").string();
+    x.finer = (scratch() / "ps_finer.hfa").string();
+    if (!hftest::addImagery(x.heights, x.jpeg, x.texture, hfa::ImageryCodec::Jpeg, 90, 0, error) ||
+        !hftest::addImagery(x.heights, x.raw, x.texture, hfa::ImageryCodec::Raw, 0, 0, error) ||
+        !hftest::addImagery(x.heights, x.finer, x.texture, hfa::ImageryCodec::Jpeg, 90, 1, error))
+      x.skip = "adding imagery: " + error;
+    return x;
+#endif
+  }();
+  return f;
+}
+
+struct View {
+  std::unique_ptr<hfr::GlContext> context;
+  hfa::ArchiveReader archive;
+  std::unique_ptr<hfr::StreamStrategy> strategy;
+  std::unique_ptr<hfr::Renderer> renderer;
+  hfr::Camera cam;
+  std::vector<uint8_t> px;
+  hfr::FrameStats st;
+};
+
+hfr::GlContext* context(std::string& skip) {
+  static std::string error;
+  static std::unique_ptr<hfr::GlContext> c = hfr::createHeadlessContext(error);
+  if (!c) skip = "no headless GL: " + error;
+  return c.get();
+}
+
+// Renders `path` from straight above its centre (imagery view, no fog, heights flattened so
+// that every pixel shows the texel straight below it) until settled.
+bool render(const std::string& path, const std::string& imageryStream, View& v, std::string& error,
+            double heightAbove = 1.15, double tau = 1.0) {
+  if (!v.archive.open(path, error)) return false;
+  v.strategy = hfr::makeStreamStrategy("cpu", v.archive, error);
+  if (!v.strategy) return false;
+  hfr::RenderSettings rs;
+  rs.width = kW;
+  rs.height = kH;
+  rs.tau = tau;
+  rs.fog = false;
+  rs.view = hfr::View::Imagery;
+  rs.imageryStream = imageryStream;
+  rs.verticalExaggeration = 1e-4;
+  rs.background = {1.0f, 0.0f, 1.0f};
+  rs.prefetch = false;
+  v.renderer = hfr::Renderer::create(v.archive, *v.strategy, rs, error);
+  if (!v.renderer) return false;
+  double minZ, maxZ, ex, ey;
+  v.renderer->terrainBox(minZ, maxZ, ex, ey);
+  v.cam.x = ex / 2;
+  v.cam.y = ey / 2;
+  v.cam.z = maxZ + heightAbove * std::max(ex, ey);  // 60 degree vertical field of view
+  v.cam.yaw = 90;
+  v.cam.pitch = -89.99;
+  for (int i = 0; i < 4000 && !v.renderer->settled(); ++i) {
+    v.renderer->stream(v.cam);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  v.renderer->frame(v.cam, &v.st);
+  v.px = v.renderer->readPixels();
+  return true;
+}
+
+// The texture's colour (box-averaged over `r` texels) at world (x, y).
+std::array<double, 3> textureAt(const hfa::Header& h, const hftest::RgbaImage& t, double x, double y, int r) {
+  const double X = x / h.spacingX, Y = (double(h.height - 1) * h.spacingY - y) / h.spacingY;
+  const int u = int(X / double(h.width - 1) * t.w), v = int(Y / double(h.height - 1) * t.h);
+  std::array<double, 3> c{0, 0, 0};
+  int n = 0;
+  for (int dy = -r; dy <= r; ++dy)
+    for (int dx = -r; dx <= r; ++dx) {
+      const int uu = std::clamp(u + dx, 0, t.w - 1), vv = std::clamp(v + dy, 0, t.h - 1);
+      for (int k = 0; k < 3; ++k) c[size_t(k)] += t.rgba[(size_t(vv) * size_t(t.w) + size_t(uu)) * 4 + size_t(k)];
+      ++n;
+    }
+  for (double& v2 : c) v2 /= n;
+  return c;
+}
+
+double correlation(const std::vector<double>& a, const std::vector<double>& b) {
+  double ma = 0, mb = 0;
+  for (size_t i = 0; i < a.size(); ++i) ma += a[i], mb += b[i];
+  ma /= double(a.size());
+  mb /= double(b.size());
+  double sab = 0, saa = 0, sbb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return sab / std::sqrt(std::max(1e-12, saa * sbb));
+}
+
+// Per 20 x 20 pixel region: the rendered mean colour and the texture's mean colour at the
+// ground points under the same pixels (Renderer::pick). Correlation per channel.
+void expectFollowsTexture(View& v, const char* what) {
+  const Fixture& f = fixture();
+  std::vector<double> got[3], want[3];
+  size_t terrain = 0;
+  for (int ry = 0; ry < kH; ry += 20)
+    for (int rx = 0; rx < kW; rx += 20) {
+      std::array<double, 3> g{0, 0, 0}, w{0, 0, 0};
+      int n = 0;
+      for (int y = ry + 2; y < ry + 20; y += 4)
+        for (int x = rx + 2; x < rx + 20; x += 4) {
+          std::array<double, 3> world;
+          if (!v.renderer->pick(x + 0.5, y + 0.5, world)) continue;
+          const uint8_t* p = &v.px[(size_t(y) * kW + size_t(x)) * 4];
+          const auto t = textureAt(v.archive.header(), f.texture, world[0], world[1], 1);
+          for (int k = 0; k < 3; ++k) {
+            g[size_t(k)] += p[k];
+            w[size_t(k)] += t[size_t(k)];
+          }
+          ++n;
+        }
+      if (n < 16) continue;  // mostly background
+      ++terrain;
+      for (int k = 0; k < 3; ++k) {
+        got[k].push_back(g[size_t(k)] / n);
+        want[k].push_back(w[size_t(k)] / n);
+      }
+    }
+  ASSERT_GT(terrain, 150u) << what;
+  for (int k = 0; k < 3; ++k) {
+    const double c = correlation(got[k], want[k]);
+    std::printf("%s: channel %d correlation %.4f over %zu regions\n", what, k, c, terrain);
+    EXPECT_GE(c, 0.9) << what << " channel " << k;
+  }
+}
+
+#define REQUIRE_FIXTURE()                                     \
+  do {                                                        \
+    std::string skip_;                                        \
+    if (!fixture().skip.empty()) GTEST_SKIP() << fixture().skip; \
+    if (!context(skip_)) GTEST_SKIP() << skip_;               \
+  } while (0)
+
+TEST(RenderImagery, ColoursFollowTheTextureBc1AndRgba8) {
+  REQUIRE_FIXTURE();
+  for (const char* stream : {"cpu", "raw"}) {
+    View v;
+    std::string error;
+    ASSERT_TRUE(render(fixture().jpeg, stream, v, error)) << error;
+    ASSERT_TRUE(v.renderer->hasImagery());
+    EXPECT_EQ(v.renderer->imageryStrategy(), stream);
+    EXPECT_TRUE(v.renderer->settled());
+    EXPECT_EQ(v.st.colourMissing, 0u);
+    EXPECT_GT(v.st.colourResident, 0u);
+    if (const char* dir = std::getenv("HF_TEST_SHOTS")) {
+      std::string e2;
+      hfr::writePng(std::string(dir) + "/ps_imagery_" + stream + ".png", kW, kH, v.px, e2);
+    }
+    expectFollowsTexture(v, stream);
+  }
+}
+
+TEST(RenderImagery, RawImageryTilesToo) {
+  REQUIRE_FIXTURE();
+  View v;
+  std::string error;
+  ASSERT_TRUE(render(fixture().raw, "cpu", v, error)) << error;
+  expectFollowsTexture(v, "raw tiles, BC1 atlas");
+}
+
+// Colour steps between neighbouring pixels: the largest mean step along pixel columns that
+// cross an imagery tile border must not exceed the largest mean step of columns inside tiles
+// by much (a seam is a line of large steps along the border).
+TEST(RenderImagery, NoSeamsAtTileBorders) {
+  REQUIRE_FIXTURE();
+  View v;
+  std::string error;
+  ASSERT_TRUE(render(fixture().jpeg, "cpu", v, error, 0.6)) << error;  // close: level-0 tiles
+  const hfa::Header& h = v.archive.header();
+  const double tileWorld = double(1 << h.tileLog) * h.spacingX;
+  // For each screen column x, the mean |step| to column x + 1 over the rows, and whether a
+  // tile border (world x multiple of tileWorld) lies between the two columns.
+  std::vector<double> border, inside;
+  for (int x = 1; x + 2 < kW; ++x) {
+    std::array<double, 3> a, b;
+    const int y = kH / 2;
+    if (!v.renderer->pick(x + 0.5, y + 0.5, a) || !v.renderer->pick(x + 1.5, y + 0.5, b)) continue;
+    double step = 0;
+    int n = 0;
+    for (int yy = 10; yy < kH - 10; ++yy) {
+      const uint8_t* p = &v.px[(size_t(yy) * kW + size_t(x)) * 4];
+      const uint8_t* q = p + 4;
+      if (p[0] == 255 && p[1] == 0 && p[2] == 255) continue;
+      for (int k = 0; k < 3; ++k) step += std::abs(int(p[k]) - int(q[k]));
+      ++n;
+    }
+    if (n == 0) continue;
+    const bool crosses = std::floor(a[0] / tileWorld) != std::floor(b[0] / tileWorld);
+    (crosses ? border : inside).push_back(step / n);
+  }
+  ASSERT_FALSE(border.empty());
+  ASSERT_GT(inside.size(), 50u);
+  std::sort(inside.begin(), inside.end());
+  const double p95 = inside[size_t(double(inside.size()) * 0.95)];
+  for (double s : border) EXPECT_LE(s, p95 * 1.25 + 1.0) << "a seam at a tile border";
+}
+
+TEST(RenderImagery, FinerImageryLevelsAndCorruptTiles) {
+  REQUIRE_FIXTURE();
+  // A copy with one corrupt level-0 imagery payload.
+  const std::string bad = (scratch() / "ps_bad.hfa").string();
+  fs::copy_file(fixture().finer, bad, fs::copy_options::overwrite_existing);
+  {
+    hfa::ArchiveReader r;
+    std::string error;
+    ASSERT_TRUE(r.open(bad, error)) << error;
+    EXPECT_EQ(r.imagery().finerLevels, 1);
+    // The level-0 tile under the camera (straight above the centre).
+    const uint32_t nx = hfa::imageryTilesX(r.header(), r.imagery(), 0);
+    const uint32_t ny = hfa::imageryTilesY(r.header(), r.imagery(), 0);
+    const long centre = r.findImagery(0, nx / 2, ny / 2);
+    ASSERT_GE(centre, 0);
+    const hfa::ImageryEntry e = r.imageryTiles()[size_t(centre)];
+    r.close();
+    std::fstream f(bad, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(std::streamoff(e.offset + e.size / 2));
+    f.put(char(0x5a));
+  }
+  View v;
+  std::string error;
+  ASSERT_TRUE(render(bad, "cpu", v, error, 0.04)) << error;  // close: the finer imagery level wanted
+  EXPECT_GE(v.st.colourFailed, 1u);
+  EXPECT_TRUE(v.renderer->settled());
+  size_t magenta = 0;
+  for (size_t i = 0; i < v.px.size(); i += 4) magenta += v.px[i] == 255 && v.px[i + 1] == 0 && v.px[i + 2] == 255;
+  EXPECT_EQ(magenta, 0u);  // straight above, inside the extent: terrain everywhere
+}
+
+// A version-1 archive (heights only, the format before imagery) still renders: the imagery view
+// asked for shades as `shaded`, nothing is missing, the terrain fills the view.
+TEST(RenderImagery, VersionOneArchiveStillRenders) {
+  REQUIRE_FIXTURE();
+  const std::string v1 = (scratch() / "ps_v1.hfa").string();
+  {
+    std::ifstream in(fixture().heights, std::ios::binary);
+    std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_GT(b.size(), 256u);
+    b[4] = 1;  // a version-1 file is byte for byte a version-2 file without imagery
+    const uint32_t crc = hfa::crc32(b.data(), 252);
+    for (int i = 0; i < 4; ++i) b[size_t(252 + i)] = uint8_t(crc >> (8 * i));
+    std::ofstream(v1, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+  }
+  View v;
+  std::string error;
+  ASSERT_TRUE(render(v1, "cpu", v, error)) << error;
+  EXPECT_FALSE(v.renderer->hasImagery());
+  EXPECT_TRUE(v.renderer->settled());
+  EXPECT_EQ(v.st.tilesMissing, 0u);
+  size_t terrain = 0;
+  for (size_t i = 0; i < v.px.size(); i += 4) terrain += !(v.px[i] == 255 && v.px[i + 1] == 0 && v.px[i + 2] == 255);
+  EXPECT_GT(terrain, v.px.size() / 4 / 2);
+}
+
+}  // namespace

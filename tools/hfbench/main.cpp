@@ -5,6 +5,8 @@
 //                 [--device cpu|cuda] [-q]
 //   hfbench dump INPUT... -o DIR [--window W|WxH]   one .hfr per input (demio/hfr.h), for builds
 //                 without GDAL (the GPU machine)
+//   hfbench imagery IMAGE... --json OUT.json [--quality 90] [--threads N] [--bc1-window N] [-q]
+//                 the imagery codec against TurboJPEG and libsquish (imagery_bench.h)
 //
 // Exit status 0 when every input was measured and every codec decoded losslessly, else 1.
 // Errors are one line starting "Error:" on stderr; a bad input does not stop the others.
@@ -27,6 +29,9 @@
 #if HF_BENCH_FLYTHROUGH
 #include "flythrough_bench.h"
 #endif
+#if HF_BENCH_IMAGERY
+#include "imagery_bench.h"
+#endif
 
 namespace {
 
@@ -36,6 +41,8 @@ constexpr const char* kUsage =
     "[--band N] [--no-nodata] [--no-auto-mask] [--device cpu|cuda] [-q]\n"
     "       hfbench dump INPUT... -o DIR [--window W|WxH] [--band N] [--quant-step S]  "
     "(GDAL-free .hfr copies; --window W[xH] keeps the central W x W (W x H) samples of larger rasters)\n"
+    "       hfbench imagery IMAGE... --json OUT.json [--quality 90] [--threads N] [--bc1-window 1024|0] [-q]  "
+    "(JPEG and BC1 of the imagery codec against TurboJPEG and libsquish)\n"
     "       hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] ...  (frame times of "
     "every streaming strategy; hfbench flythrough --help)";
 
@@ -280,6 +287,117 @@ int runDump(int argc, char** argv) {
   return failed ? 1 : 0;
 }
 
+#if HF_BENCH_IMAGERY
+// hfbench imagery: JPEG and BC1 of each image (imagery_bench.h), one JSON report.
+int runImagery(int argc, char** argv) {
+  hfbench::ImageryBenchOptions options;
+  std::vector<std::string> inputs;
+  std::string json_path;
+  bool quiet = false;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    std::string value;
+    bool has_inline_value = false;
+    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
+      const size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        arg.resize(eq);
+        has_inline_value = true;
+      }
+    }
+    auto needValue = [&](std::string& out) {
+      if (has_inline_value) {
+        out = value;
+        return true;
+      }
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    if (arg == "-q" || arg == "--quiet") {
+      quiet = true;
+    } else if (arg == "--help" || arg == "-h") {
+      return usageError("help requested");
+    } else if (arg == "--json") {
+      if (!needValue(json_path) || json_path.empty() || (json_path[0] == '-' && json_path != "-"))
+        return usageError("--json needs a file name");
+    } else if (arg == "--quality") {
+      if (!needValue(value) || !parseInt(value, 1, 100, options.quality))
+        return usageError("--quality needs an integer in 1..100");
+    } else if (arg == "--threads") {
+      if (!needValue(value) || !parseInt(value, 0, 1024, options.threads))
+        return usageError("--threads needs an integer in 0..1024 (0 = all cores)");
+    } else if (arg == "--bc1-window") {
+      if (!needValue(value) || !parseInt(value, 0, 1 << 20, options.bc1Window) ||
+          (options.bc1Window > 0 && options.bc1Window < 4))
+        return usageError("--bc1-window needs 0 (the whole image) or an integer >= 4");
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      return usageError("unknown option '" + arg + "'");
+    } else {
+      inputs.push_back(arg);
+    }
+  }
+  if (inputs.empty()) return usageError("no input images");
+  if (json_path.empty()) return usageError("--json OUT.json is required");
+
+  // The command line as run, for the report (arguments with odd characters single-quoted).
+  std::string command;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                         "0123456789_-+=.,/:@%") == std::string::npos;
+    if (i > 0) command += ' ';
+    if (plain) {
+      command += a;
+    } else {
+      command += '\'';
+      for (char c : a) command += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      command += '\'';
+    }
+  }
+
+  const hfbench::HostInfo host = hfbench::hostInfo();
+  const int threads_used =
+      options.threads > 0 ? options.threads : static_cast<int>(std::max(1u, host.threads));
+  hfbench::ImageryBenchOptions run_options = options;
+  run_options.threads = threads_used;
+  std::FILE* console = json_path == "-" ? stderr : stdout;
+  if (!quiet && !host.optimized)
+    std::fprintf(stderr, "hfbench: warning: not an optimised build (NDEBUG/-O); timings are not representative\n");
+
+  std::vector<hfbench::ImageryResult> results;
+  bool failed = false;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string& path = inputs[k];
+    if (!quiet) std::fprintf(stderr, "[%zu/%zu] %s:", k + 1, inputs.size(), path.c_str());
+    hfbench::ImageryLogFn log;
+    if (!quiet)
+      log = [](const std::string& stage) {
+        std::fprintf(stderr, " %s", stage.c_str());
+        std::fflush(stderr);
+      };
+    hfbench::ImageryResult r = hfbench::benchImageryInput(path, run_options, log);
+    if (!quiet) std::fprintf(stderr, r.ok ? " - %.1f s\n" : " - failed\n", r.totalSeconds);
+    if (!r.ok) {
+      std::fprintf(stderr, "Error: %s\n", r.error.c_str());  // r.error starts with the path
+      failed = true;
+    } else if (!quiet) {
+      hfbench::printImagerySummary(console, r);
+    }
+    results.push_back(std::move(r));
+  }
+
+  const std::string json = hfbench::imageryJson(host, command, options, threads_used, results);
+  std::string error;
+  if (!writeFile(json_path, json, error)) {
+    std::fprintf(stderr, "Error: %s\n", error.c_str());
+    failed = true;
+  }
+  return failed ? 1 : 0;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -287,6 +405,15 @@ int main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "codec") return runCodec(argc, argv);
   if (command == "dump") return runDump(argc, argv);
+  if (command == "imagery") {
+#if HF_BENCH_IMAGERY
+    return runImagery(argc, argv);
+#else
+    std::fprintf(stderr, "Error: this hfbench was built without the imagery codec (src/imagery); "
+                         "hfbench imagery needs it\n");
+    return 1;
+#endif
+  }
   if (command == "--help" || command == "-h" || command == "help") return usageError("help requested");
   if (command == "flythrough") {
 #if HF_BENCH_FLYTHROUGH

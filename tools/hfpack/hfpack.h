@@ -7,6 +7,7 @@
 // the `out` stream given in the options (stdout by default); nothing else is printed.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "imagery_tiles.h"
 
 namespace hfpack {
 
@@ -53,6 +55,7 @@ struct PackOptions {
   int gpuBatch = 2048;         // --device cuda: tiles per GPU encode call (over rows and levels)
   std::string tSrs;            // reproject with GDAL's warper
   int band = 1;
+  ImageryOptions imagery;      // --imagery RASTER... (empty = heights only): imagery_tiles.h
   Progress progress;           // may be empty
   FILE* out = stdout;          // summary (nullptr = silent)
 };
@@ -74,6 +77,9 @@ struct PackResult {
   std::string deviceNote;      // why --device cuda fell back to the CPU (empty when it did not)
   uint64_t gpuBatches = 0;     // GPU encode calls
   double encodeSeconds = 0;    // wall time of tile statistics + encoding + adding (both devices)
+  bool hasImagery = false;
+  ImageryPlan imageryPlan;
+  ImageryResult imagery;
 };
 
 bool pack(const PackOptions& options, PackResult& result, std::string& error);
@@ -89,6 +95,9 @@ struct VerifyOptions {
   bool aUllr = false;
   double ullr[4] = {0, 0, 0, 0};
   int band = 1;
+  // --imagery RASTER... [--imagery-resampling R]: compare every imagery tile with the rasters
+  // warped again as the pack did (PSNR). Without it only checksums and decoding are checked.
+  ImageryOptions imagery;
   int threads = 0;
   Progress progress;
   FILE* out = stdout;
@@ -98,14 +107,23 @@ struct VerifyResult {
   uint64_t tiles = 0, badTiles = 0, comparedSamples = 0, mismatches = 0;
   uint64_t missingTiles = 0, extraTiles = 0;
   double maxHeightError = 0;  // quantised sources: largest |height - source value|
+  // Imagery: every tile's checksum and decoding; with VerifyOptions::imagery, every tile against
+  // the rasters warped again: a mismatch is a coverage (alpha) difference or an RGB PSNR below
+  // kMinImageryPsnr (misplaced imagery, far below what coding loses: JPEG quality 90 gives
+  // 35-45 dB; raw tiles must be identical).
+  uint64_t imageryTiles = 0, imageryBadTiles = 0, imageryCompared = 0, imageryMismatches = 0;
+  double imageryMinPsnr = double(INFINITY);  // over the compared tiles (dB)
+  double imageryPsnr = double(INFINITY);     // over all compared texels (dB)
 };
+constexpr double kMinImageryPsnr = 20.0;
 
 // Returns false with an error for an archive that cannot be opened or a source that cannot be
 // read; a readable archive with bad tiles or mismatches returns true with counts in `result`
 // (the caller decides the exit status: ok() below).
 bool verify(const VerifyOptions& options, VerifyResult& result, std::string& error);
 inline bool ok(const VerifyResult& r) {
-  return r.badTiles == 0 && r.mismatches == 0 && r.missingTiles == 0 && r.extraTiles == 0;
+  return r.badTiles == 0 && r.mismatches == 0 && r.missingTiles == 0 && r.extraTiles == 0 &&
+         r.imageryBadTiles == 0 && r.imageryMismatches == 0;
 }
 
 // `hfpack transcode`: the same archive with every tile re-encoded in another codec (or the same

@@ -90,6 +90,34 @@ bool info(const std::string& path, FILE* out, std::string& error) {
       if (bhist[b]) fprintf(out, " b=%d:%" PRIu64, b, bhist[b]);
     fprintf(out, " per-area-b:%" PRIu64 " flat:%" PRIu64 " stored:%" PRIu64 "\n", per_area, flat, stored);
   }
+  if (!r.hasImagery()) {
+    fprintf(out, "  imagery     none\n");
+    return true;
+  }
+  const hfa::ImageryHeader& im = r.imagery();
+  fprintf(out, "  imagery     %d levels (%d finer than the heights), %d x %d texel tiles (border %d, content %d), %s",
+          im.levels, im.finerLevels, im.tileSize, im.tileSize, im.border, im.content(), hfa::imageryCodecName(im.codec));
+  if (im.codec == hfa::ImageryCodec::Jpeg) fprintf(out, " quality %d, shared tables %zu bytes", im.quality, im.jpegTables.size());
+  fprintf(out, ", source %.4g texels per sample%s\n", im.texelsPerSample,
+          (im.flags & hfa::kImageryUnreferenced) ? ", not georeferenced (stretched over the DEM)" : "");
+  fprintf(out, "  imagery level  grid        tiles  partial       bytes  bits/texel\n");
+  const double texelsPerTile = double(im.tileSize) * double(im.tileSize);
+  uint64_t all_bytes = 0;
+  for (int k = im.levels - 1; k >= 0; --k) {
+    size_t first, count;
+    r.imageryLevelRange(k, first, count);
+    uint64_t bytes = 0, partial = 0;
+    for (size_t i = first; i < first + count; ++i) {
+      bytes += r.imageryTiles()[i].size;
+      partial += (r.imageryTiles()[i].flags & hfa::kImageryPartial) != 0;
+    }
+    all_bytes += bytes;
+    fprintf(out, "  %13d %5u x %-5u %6zu %8" PRIu64 " %11" PRIu64 " %11.3f\n", k, hfa::imageryTilesX(h, im, k),
+            hfa::imageryTilesY(h, im, k), count, partial, bytes, count ? 8.0 * double(bytes) / (double(count) * texelsPerTile) : 0.0);
+  }
+  const size_t n = r.imageryTiles().size();
+  fprintf(out, "  imagery total %zu tiles, %" PRIu64 " bytes, %.3f bits/texel\n", n, all_bytes,
+          n ? 8.0 * double(all_bytes) / (double(n) * texelsPerTile) : 0.0);
   return true;
 }
 

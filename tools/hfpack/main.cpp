@@ -4,6 +4,8 @@
 //          [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M] [--vertical-offset O]
 //          [--spacing X[,Y]] [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--nodata fill|keep]
 //          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--band B] [--t_srs SRS]
+//          [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw]
+//           [--imagery-resampling bilinear|cubic|lanczos|average] [--imagery-max-texels-per-sample 8]]
 //          [--config KEY VALUE] [-q]
 //   hfpack info ARCHIVE
 //   hfpack verify ARCHIVE [--source INPUT...] [--threads N] [--config KEY VALUE] [-q]
@@ -46,9 +48,12 @@ const char* kUsage =
     "              [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--t_srs SRS]\n"
     "              [--nodata fill|keep] [--threads N] [--device cpu|cuda] [--gpu-batch N]\n"
     "              [--band B] [--config KEY VALUE] [-q]\n"
+    "              [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw]\n"
+    "               [--imagery-resampling bilinear|cubic|lanczos|average]\n"
+    "               [--imagery-max-texels-per-sample 8]]\n"
     "       hfpack info ARCHIVE\n"
     "       hfpack verify ARCHIVE [--source INPUT... [-a_srs SRS] [-a_ullr ...] [--t_srs SRS]]\n"
-    "              [--threads N] [-q]\n"
+    "              [--imagery RASTER... [--imagery-resampling R]] [--threads N] [-q]\n"
     "       hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9]\n"
     "              [--bits auto|N] [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]\n"
     "\n"
@@ -58,6 +63,14 @@ const char* kUsage =
     "  quantisation step (default: the finest that fits), O shifts the heights.\n"
     "  --spacing X[,Y]: metres per sample of a raster without georeferencing. -a_srs / -a_ullr\n"
     "  assign a CRS / bounds (pixel-is-area corners) as gdal_translate does, before --t_srs.\n"
+    "\n"
+    "  --imagery drapes colour rasters (Byte: grey, palette, RGB or RGBA; several make a mosaic)\n"
+    "  on the terrain: warped onto the height tiles with GDAL (another CRS, resolution or extent\n"
+    "  is fine), JPEG-coded tiles (or raw RGBA8), extra imagery-only levels where the imagery is\n"
+    "  finer than the DEM (up to --imagery-max-texels-per-sample texels per sample). Imagery\n"
+    "  without georeferencing is stretched over the DEM's extent (with a warning). The list of\n"
+    "  rasters ends at the next option. verify --imagery compares every imagery tile with the\n"
+    "  warped rasters (PSNR); verify always checks the imagery tiles' checksums and decoding.\n"
     "\n"
     "  transcode re-encodes every tile of IN.hfa with another codec and keeps everything else\n"
     "  (levels, tiles, georeferencing, nodata, vertical scale, per-tile min/max and LOD errors).\n"
@@ -133,10 +146,13 @@ int main(int argc, char** argv) {
   hfpack::VerifyOptions vo;
   hfpack::TranscodeOptions to;
   bool in_sources = false, codec_given = false;
+  bool in_imagery = false;  // after --imagery: rasters until the next option
+  bool cache_given = false; // --config GDAL_CACHEMAX
   std::string pack_only;  // the first option that only pack takes (refused by transcode)
   const int start = (cmd == "info" || cmd == "verify" || cmd == "transcode") ? 2 : 1;
   for (int i = start; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a.size() > 1 && a[0] == '-') in_imagery = false;
     auto need = [&](int count) {
       if (i + count >= argc) {
         fail("option " + a + " needs " + (count == 1 ? std::string("a value") : std::to_string(count) + " values"));
@@ -158,7 +174,9 @@ int main(int argc, char** argv) {
       }
     };
     static const char* const kPackOnly[] = {"--patch", "--levels", "--vertical-scale", "--vertical-offset", "--spacing",
-                                            "-a_srs", "-a_ullr", "--nodata", "--band", "--t_srs"};
+                                            "-a_srs", "-a_ullr", "--nodata", "--band", "--t_srs", "--imagery",
+                                            "--imagery-quality", "--imagery-codec", "--imagery-resampling",
+                                            "--imagery-max-texels-per-sample"};
     if (pack_only.empty() && std::find(std::begin(kPackOnly), std::end(kPackOnly), a) != std::end(kPackOnly))
       pack_only = a;
     if (a == "-q" || a == "--quiet") quiet = true;
@@ -230,6 +248,7 @@ int main(int argc, char** argv) {
     else if (a == "--t_srs") { need(1); po.tSrs = argv[++i]; vo.tSrs = po.tSrs; }
     else if (a == "--config") {
       need(2);
+      cache_given |= std::string(argv[i + 1]) == "GDAL_CACHEMAX";
 #ifdef HFPACK_GDAL
       CPLSetConfigOption(argv[i + 1], argv[i + 2]);
 #else
@@ -237,14 +256,43 @@ int main(int argc, char** argv) {
 #endif
       i += 2;
     }
+    else if (a == "--imagery") {
+      in_imagery = true;
+      in_sources = false;
+    } else if (a == "--imagery-quality") {
+      intArg(po.imagery.quality);
+      if (po.imagery.quality < 1 || po.imagery.quality > 100)
+        return fail("--imagery-quality " + std::to_string(po.imagery.quality) + ": must be 1..100");
+    } else if (a == "--imagery-codec") {
+      need(1);
+      if (!hfa::parseImageryCodec(argv[++i], po.imagery.codec))
+        return fail(std::string("--imagery-codec ") + argv[i] + ": must be jpeg or raw");
+    } else if (a == "--imagery-resampling") {
+      need(1);
+      po.imagery.resampling = vo.imagery.resampling = argv[++i];
+      std::string e;
+      if (!hfpack::checkImageryOptions(po.imagery, e) && e.find("resampling") != std::string::npos) return fail(e);
+    } else if (a == "--imagery-max-texels-per-sample") {
+      doubleArg(po.imagery.maxTexelsPerSample, true);
+      if (!(po.imagery.maxTexelsPerSample >= 1))
+        return fail("--imagery-max-texels-per-sample " + std::string(argv[i]) + ": must be a number >= 1");
+    }
     else if (a == "--source") {
       if (cmd != "verify") return fail("--source is an option of hfpack verify");
       in_sources = true;
     } else if (a.size() > 1 && a[0] == '-' && a != "-") return fail("unknown option " + a);
+    else if (in_imagery) po.imagery.inputs.push_back(a), vo.imagery.inputs.push_back(a);
     else if (in_sources) vo.sources.push_back(a);
     else positional.push_back(a);
   }
 
+#ifdef HFPACK_GDAL
+  // Imagery warps read the colour rasters tile by tile, in any order; a JPEG or PNG source is
+  // decoded from its start for every window GDAL does not hold, so its lines must stay cached:
+  // 512 MiB (still bounded) unless the user chose.
+  if (!po.imagery.inputs.empty() && !std::getenv("GDAL_CACHEMAX") && !cache_given)
+    CPLSetConfigOption("GDAL_CACHEMAX", "512");
+#endif
   std::string error;
   if (cmd == "info") {
     if (positional.size() != 1) return fail("hfpack info takes one archive");

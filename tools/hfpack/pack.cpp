@@ -18,6 +18,7 @@
 
 #include "encode.h"
 #include "hfpack.h"
+#include "imagery/imagery.h"
 #include "pyramid.h"
 
 namespace hfpack {
@@ -157,6 +158,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     error = "no output file (-o OUT.hfa)";
     return false;
   }
+  if (!checkImageryOptions(o.imagery, error)) return false;
   const int threads = threadCount(o.threads);
 
   // ---- source ----
@@ -226,6 +228,25 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   }
   h.codecOptions = codecOptionsText(o.codec, o.segment, o.bits);
 
+  // ---- imagery: placed, measured and checked before any tile is made ----
+  const bool withImagery = !o.imagery.inputs.empty();
+  hfa::ImageryHeader im;
+  if (withImagery) {
+    im.codec = o.imagery.codec;
+    im.tileSize = himg::kTileSize;
+    im.border = himg::kTileBorder;
+    im.finerLevels = -1;  // chosen by the warper from the imagery's resolution
+    im.quality = im.codec == hfa::ImageryCodec::Jpeg ? o.imagery.quality : 0;
+    ImageryWarper probe;
+    if (!probe.open(o.imagery, h, im, -1, result.imageryPlan, error)) return false;
+    im.finerLevels = result.imageryPlan.finerLevels;
+    im.flags = result.imageryPlan.unreferenced ? uint32_t(hfa::kImageryUnreferenced) : 0u;
+    im.texelsPerSample = result.imageryPlan.texelsPerSample;
+    if (im.codec == hfa::ImageryCodec::Jpeg) im.jpegTables = himg::makeJpegTables(im.quality);
+    if (o.out)
+      for (const std::string& w : result.imageryPlan.warnings) fprintf(o.out, "Warning: %s\n", w.c_str());
+  }
+
   // ---- device: --device cuda falls back to the CPU, with a note, when it cannot be used ----
   TileEncoder encoder(o.codec, encodeOptions(o.codec, o.segment, o.bits, keep_nodata, d.nodataSample), d.type,
                       h.tileSize(), threads, o.device, [&](const std::string& note) {
@@ -239,6 +260,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   const size_t tile_samples = size_t(p) * size_t(p);
   result.perLevel.assign(size_t(h.levels), LevelSummary());
   std::string emit_error;
+  std::vector<TileKey> heightTiles;  // what was written, for the imagery tiles
   // Statistics, encoding and writing of a batch of tiles, in order.
   auto encodeBatch = [&](std::vector<Tile>& tiles) -> bool {
     const auto b0 = std::chrono::steady_clock::now();
@@ -271,6 +293,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
       e.filled = t.filled;
       e.lodError = std::move(stats[i].lodError);
       if (!writer.addTile(std::move(e), payloads[i].data(), payloads[i].size(), emit_error)) return false;
+      heightTiles.push_back({t.level, t.x, t.y});
       LevelSummary& ls = result.perLevel[size_t(t.level)];
       ++ls.tiles;
       ls.rawBytes += tile_samples * 2;
@@ -300,9 +323,21 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     }
     return encodeBatch(tiles);
   });
-  if (!writer.open(o.output, h, size_t(pyramid.maxTiles()), error)) return false;
+  // Room for an imagery tile per height tile of every complete grid, and the finer ones.
+  size_t maxImagery = 0;
+  if (withImagery) {
+    std::vector<TileKey> grid;
+    for (int l = 0; l < h.levels; ++l) grid.push_back({l, 0, 0});
+    for (int l = 0; l < h.levels; ++l)
+      maxImagery += imageryTilesFor({grid[size_t(l)]}, im.finerLevels) * size_t(h.tilesX(l)) * size_t(h.tilesY(l));
+  }
+  if (!writer.open(o.output, h, size_t(pyramid.maxTiles()), error, withImagery ? &im : nullptr, maxImagery))
+    return false;
+  // Progress: the range pass 0..0.1, heights up to 1 (0.6 with imagery), imagery the rest.
+  const double heightsEnd = withImagery ? 0.6 : 1.0;
   Progress stream_progress;
-  if (o.progress) stream_progress = [&](double f, const char*) { return o.progress(0.1 + 0.9 * f, "pack"); };
+  if (o.progress)
+    stream_progress = [&](double f, const char*) { return o.progress(0.1 + (heightsEnd - 0.1) * f, "pack"); };
   StreamStats ss;
   bool streamed = streamSource(source, o.fillNodata, pyramid, stream_progress, ss, error);
   if (streamed && !pending.empty()) {  // the last, partial GPU batch
@@ -318,6 +353,16 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     writer.abort();
     error = "the raster has no valid sample (every sample is nodata)";
     return false;
+  }
+  if (withImagery) {
+    result.hasImagery = true;
+    std::function<bool(double)> imagery_progress;
+    if (o.progress) imagery_progress = [&](double f) { return o.progress(heightsEnd + (1 - heightsEnd) * f, "imagery"); };
+    if (!writeImagery(o.imagery, h, im, result.imageryPlan, heightTiles, threads, writer, imagery_progress,
+                      result.imagery, error)) {
+      writer.abort();
+      return false;
+    }
   }
   writer.header().filledSamples = ss.filled;
   writer.header().sourceValidSamples = ss.valid;
@@ -385,6 +430,25 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
             result.encodeSeconds > 0 ? tile_points / result.encodeSeconds / 1e6 : 0.0,
             result.device == "cuda" ? (" in " + std::to_string(result.gpuBatches) + " GPU batch" +
                                        (result.gpuBatches == 1 ? "" : "es")).c_str() : "");
+    if (withImagery) {
+      const ImageryResult& ir = result.imagery;
+      const ImageryPlan& ip = result.imageryPlan;
+      fprintf(f, "  imagery: %d x %d, %d band%s%s, %.3g texels per sample; %d level%s (%d finer than the heights), "
+              "%d x %d tiles, %s%s\n",
+              ip.width, ip.height, ip.bands, ip.bands == 1 ? "" : "s", ip.unreferenced ? " (stretched)" : "",
+              ip.texelsPerSample, ir.levels, ir.levels == 1 ? "" : "s", ir.finerLevels, ir.tileSize, ir.tileSize,
+              hfa::imageryCodecName(o.imagery.codec),
+              o.imagery.codec == hfa::ImageryCodec::Jpeg ? (" quality " + std::to_string(o.imagery.quality)).c_str() : "");
+      fprintf(f, "  imagery level  tiles      bytes  bits/texel  partial\n");
+      for (size_t k = ir.perLevel.size(); k-- > 0;) {
+        const ImageryLevelSummary& ls = ir.perLevel[k];
+        const double texels = double(ls.tiles) * ir.tileSize * ir.tileSize;
+        fprintf(f, "  %13zu %6llu %10s %11.3f %8llu\n", k, (unsigned long long)ls.tiles, human(double(ls.bytes)).c_str(),
+                texels > 0 ? 8.0 * double(ls.bytes) / texels : 0.0, (unsigned long long)ls.partialTiles);
+      }
+      fprintf(f, "  imagery total %6llu %10s %11.3f           in %.2f s\n", (unsigned long long)ir.tiles,
+              human(double(ir.bytes)).c_str(), ir.texels ? 8.0 * double(ir.bytes) / double(ir.texels) : 0.0, ir.seconds);
+    }
   }
   return true;
 }

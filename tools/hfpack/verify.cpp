@@ -8,13 +8,114 @@
 #include <thread>
 
 #include "hfpack.h"
+#include "imagery/imagery.h"
 #include "pyramid.h"
 
 namespace hfpack {
 
 namespace {
 constexpr int kMaxReported = 10;
+
+// Every imagery tile: checksum and decoding; with o.imagery, each against the rasters warped
+// again (one ImageryWarper per thread).
+bool verifyImagery(const hfa::ArchiveReader& r, const VerifyOptions& o, int threads, VerifyResult& result,
+                   const std::function<void(const std::string&)>& report, std::string& error) {
+  const hfa::ImageryHeader& im = r.imagery();
+  const std::vector<hfa::ImageryEntry>& tiles = r.imageryTiles();
+  const int T = im.tileSize;
+  const bool compare = !o.imagery.inputs.empty();
+  if (compare) {  // open once here for a clear error before the threads start
+    ImageryWarper probe;
+    ImageryPlan plan;
+    if (!probe.open(o.imagery, r.header(), im, (im.flags & hfa::kImageryUnreferenced) ? 1 : 0, plan, error))
+      return false;
+  }
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> bad{0}, compared{0}, mismatches{0};
+  std::mutex mutex;
+  double minPsnr = double(INFINITY), sse = 0, texels = 0;
+  std::string open_error;
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      himg::JpegTileDecoder decoder;
+      std::string e;
+      const bool tables = im.jpegTables.empty() || decoder.setTables(im.jpegTables.data(), im.jpegTables.size(), e);
+      ImageryWarper warper;
+      ImageryPlan plan;
+      if (compare && !warper.open(o.imagery, r.header(), im, (im.flags & hfa::kImageryUnreferenced) ? 1 : 0, plan, e)) {
+        std::lock_guard<std::mutex> lock(mutex);
+        open_error = e;
+        return;
+      }
+      std::vector<uint8_t> got(size_t(T) * size_t(T) * 4), want(got.size());
+      for (size_t i; (i = next.fetch_add(1)) < tiles.size();) {
+        const hfa::ImageryEntry& te = tiles[i];
+        const uint8_t* data = nullptr;
+        size_t size = 0;
+        e.clear();
+        bool okTile = r.imageryPayload(i, data, size, e);
+        if (okTile && te.codec == hfa::ImageryCodec::Raw) std::copy(data, data + got.size(), got.begin());
+        else if (okTile && !tables) e = "the archive's JPEG tables: " + e, okTile = false;
+        else if (okTile && !decoder.decode(data, size, T, got.data(), e)) e = r.imageryTileName(i) + ": " + e, okTile = false;
+        if (!okTile) {
+          ++bad;
+          report(e);
+          continue;
+        }
+        if (!compare) continue;
+        if (!warper.warpTile(te.level, te.x, te.y, want.data(), e)) {
+          ++bad;
+          report(r.imageryTileName(i) + ": " + e);
+          continue;
+        }
+        size_t coverage = 0;
+        double s = 0, n = 0;
+        for (size_t k = 0; k < got.size(); k += 4) {
+          if ((got[k + 3] >= 128) != (want[k + 3] >= 128)) ++coverage;
+          if (want[k + 3] < 128) continue;
+          for (int c = 0; c < 3; ++c) s += double(int(got[k + size_t(c)]) - int(want[k + size_t(c)])) * (got[k + size_t(c)] - want[k + size_t(c)]);
+          n += 3;
+        }
+        const double psnr = s > 0 ? 10 * std::log10(255.0 * 255.0 * n / s) : double(INFINITY);
+        ++compared;
+        const bool raw = te.codec == hfa::ImageryCodec::Raw;
+        if (coverage || psnr < kMinImageryPsnr || (raw && s > 0)) {
+          ++mismatches;
+          char buf[160];
+          snprintf(buf, sizeof buf, ": %zu texels differ in coverage, RGB PSNR %.2f dB against the warped imagery",
+                   coverage, psnr);
+          report(r.imageryTileName(i) + buf);
+        }
+        std::lock_guard<std::mutex> lock(mutex);
+        minPsnr = std::min(minPsnr, psnr);
+        sse += s;
+        texels += n;
+      }
+    });
+  for (auto& th : pool) th.join();
+  if (!open_error.empty()) {
+    error = open_error;
+    return false;
+  }
+  result.imageryTiles = tiles.size();
+  result.imageryBadTiles = bad;
+  result.imageryCompared = compared;
+  result.imageryMismatches = mismatches;
+  result.imageryMinPsnr = minPsnr;
+  result.imageryPsnr = sse > 0 ? 10 * std::log10(255.0 * 255.0 * texels / sse) : double(INFINITY);
+  if (o.out) {
+    fprintf(o.out, "%s: %" PRIu64 " imagery tiles, %" PRIu64 " bad", o.archive.c_str(), result.imageryTiles,
+            result.imageryBadTiles);
+    if (compare)
+      fprintf(o.out, "; %" PRIu64 " compared with the warped imagery: RGB PSNR %.2f dB overall, %.2f dB at worst, %" PRIu64
+                     " mismatches",
+              result.imageryCompared, result.imageryPsnr, result.imageryMinPsnr, result.imageryMismatches);
+    fprintf(o.out, "\n");
+  }
+  return true;
 }
+}  // namespace
 
 bool verify(const VerifyOptions& o, VerifyResult& result, std::string& error) {
   result = VerifyResult();
@@ -55,6 +156,11 @@ bool verify(const VerifyOptions& o, VerifyResult& result, std::string& error) {
     result.badTiles = bad;
     if (o.progress) o.progress(o.sources.empty() ? 1.0 : 0.2, "decode");
   }
+  if (!r.hasImagery() && !o.imagery.inputs.empty()) {
+    error = "--imagery: the archive has no imagery";
+    return false;
+  }
+  if (r.hasImagery() && !verifyImagery(r, o, threads, result, report, error)) return false;
   if (o.sources.empty()) {
     if (o.out)
       fprintf(o.out, "%s: %" PRIu64 " tiles, %" PRIu64 " bad%s\n", o.archive.c_str(), result.tiles, result.badTiles,

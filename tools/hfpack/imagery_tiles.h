@@ -1,0 +1,110 @@
+// imagery_tiles.h - hfpack's imagery: colour rasters warped onto the archive's tile grid
+// (docs/archive.md section 6), for `hfpack --imagery` and `hfpack verify --imagery`.
+//
+// The source: one or more GDAL rasters of Byte bands, 1 (grey, or a palette with colours),
+// 2 (grey + alpha), 3 (RGB) or 4 (RGBA); several are mosaicked (GDALBuildVRT, in memory).
+// Placement, against the heights' grid as the archive records it (Header geoTransform, crsWkt):
+// - both georeferenced: a real warp (GDAL's warper: CRS, resolution and extent may differ);
+// - the imagery not georeferenced: it is taken to cover the DEM's sample-centre extent exactly
+//   (pixel (0, 0)'s corner on sample (0, 0), pixel (w, h)'s on sample (W-1, H-1)), with a
+//   warning, and the archive says so (kImageryUnreferenced): the Puget Sound pair;
+// - the imagery georeferenced but the DEM not: refused (nowhere to put it);
+// - no overlap at all, a band that is not Byte, a palette without colours, another band count:
+//   refused. Every refusal is one line naming the input.
+//
+// Texel (i, j) of tile (k, x, y) samples the source at its centre (imagery.h / archive.h give
+// the rule); alpha is coverage, 255 or 0. Finer imagery-only levels (ImageryHeader::finerLevels)
+// are added while the source is finer than the finest level holds, up to maxTexelsPerSample.
+//
+// Threads: an ImageryWarper is used by one thread; make one per worker (each opens its own
+// GDAL datasets). Without GDAL (HF_WITH_GDAL=OFF) open() refuses with a one-line error.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "archive/archive.h"
+
+namespace hfpack {
+
+struct ImageryOptions {
+  std::vector<std::string> inputs;  // empty = no imagery
+  hfa::ImageryCodec codec = hfa::ImageryCodec::Jpeg;
+  int quality = 90;                 // JPEG quality 1..100
+  std::string resampling = "bilinear";  // bilinear | cubic | lanczos | average
+  double maxTexelsPerSample = 8;    // caps the finer imagery-only levels
+};
+
+// What open() learns about the source, shared by every warper of a pack.
+struct ImageryPlan {
+  int width = 0, height = 0;       // the (mosaicked) source raster, pixels
+  int bands = 0;                   // after palette expansion: 1..4
+  bool unreferenced = false;       // stretched over the DEM's extent (kImageryUnreferenced)
+  double texelsPerSample = 0;      // source pixels per level-0 DEM sample (along x)
+  int finerLevels = 0;             // imagery-only levels below height level 0
+  std::vector<std::string> warnings;  // one line each (e.g. the stretch), for the caller to print
+};
+
+// Checks the options (one-line error naming what is wrong).
+bool checkImageryOptions(const ImageryOptions& options, std::string& error);
+
+// finerLevels for `texelsPerSample` source texels per level-0 sample: the fewest extra levels
+// whose finest holds at least texelsPerSample / sqrt(2) texels per sample, but not more than
+// maxTexelsPerSample (and at most hfa::kMaxImageryFinerLevels). Level 0 already holds
+// content / (p - 1) texels per sample (248 / 128 with the defaults).
+int chooseFinerLevels(double texelsPerSample, int content, int tileLog, double maxTexelsPerSample);
+
+class ImageryWarper {
+ public:
+  ImageryWarper();
+  ~ImageryWarper();
+  ImageryWarper(const ImageryWarper&) = delete;
+  ImageryWarper& operator=(const ImageryWarper&) = delete;
+
+  // Opens the source for the heights' grid `h` (its width, height, tileLog, geoTransform,
+  // crsWkt, kFlagGeoTransform) and the tile geometry (tileSize, border, finerLevels: -1 = choose
+  // here with chooseFinerLevels; verify passes the archive's). `unreferenced`: -1 = decide here
+  // (pack), else how the archive placed it (verify). Fills `plan`.
+  bool open(const ImageryOptions& options, const hfa::Header& h, const hfa::ImageryHeader& geometry,
+            int unreferenced, ImageryPlan& plan, std::string& error);
+  // Warps imagery tile (k, x, y) of the geometry given to open() (tileSize, border,
+  // finerLevels) into rgba (tileSize^2 * 4 bytes; alpha 0 or 255). False with an error.
+  bool warpTile(int k, uint32_t x, uint32_t y, uint8_t* rgba, std::string& error);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct TileKey {
+  int level = 0;
+  uint32_t x = 0, y = 0;
+};
+
+struct ImageryLevelSummary {
+  uint64_t tiles = 0, bytes = 0, partialTiles = 0;
+};
+
+struct ImageryResult {
+  int levels = 0, finerLevels = 0, tileSize = 0;
+  uint64_t tiles = 0, bytes = 0, texels = 0;  // texels: tiles x tileSize^2
+  std::vector<ImageryLevelSummary> perLevel;  // by imagery level k
+  double seconds = 0;
+};
+
+// Imagery tiles per height tile: 1, and for a level-0 height tile 4^d more on each finer level d.
+size_t imageryTilesFor(const std::vector<TileKey>& heightTiles, int finerLevels);
+
+// Warps, codes (im.codec, options.quality) and adds to `writer` (opened with `im`) the imagery
+// tile of every height tile in `heightTiles` and the finer tiles below level 0, coarsest level
+// first, row by row; `threads` workers (one ImageryWarper each) code batches in parallel and
+// the tiles are added in order. `progress` gets 0..1 (false cancels: error "interrupted").
+bool writeImagery(const ImageryOptions& options, const hfa::Header& h, const hfa::ImageryHeader& im,
+                  const ImageryPlan& plan, const std::vector<TileKey>& heightTiles, int threads,
+                  hfa::ArchiveWriter& writer, const std::function<bool(double)>& progress, ImageryResult& result,
+                  std::string& error);
+
+}  // namespace hfpack

@@ -2,6 +2,7 @@
 #include "bench_mode.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include "archive/archive.h"
 
@@ -37,6 +38,14 @@ int runBenchMode(const hfa::ArchiveReader& archive, hfr::StreamStrategy& strateg
               "decompressed bytes, %.1f tiles missing per frame; wrote %s\n",
               s.uploads, (unsigned long long)s.compressedToDevice,
               (unsigned long long)s.samplesToDevice, s.meanMissing, csvPath.c_str());
+  if (run.fill.colourTiles > 0 || s.colourUploads > 0)
+    std::printf("hfview bench: imagery (%s): fill %zu tiles, flight %zu tiles uploaded, %llu bytes read, %llu bytes to "
+                "the device, %.2f tiles missing per frame (at most %zu after the first)\n",
+                !settings.imageryStream.empty() ? settings.imageryStream.c_str()
+                : std::strcmp(strategy.name(), "raw") == 0 ? "raw" : "cpu",
+                run.fill.colourTiles, s.colourUploads,
+                (unsigned long long)s.colourBytesRead, (unsigned long long)s.colourBytesToDevice, s.meanColourMissing,
+                s.maxColourMissingAfterFirst);
   return 0;
 }
 

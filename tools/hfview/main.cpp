@@ -8,7 +8,7 @@
 //   hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M] [--speed M/S]
 //          [--dt S] [--frames N] [--csv FILE] [--budget-fraction F] (+ the options above)
 //
-// Without ARCHIVE it opens the built-in sample terrain (packed at build time). With --headless
+// Without ARCHIVE it opens the built-in default (Puget Sound with imagery, packed at build time). With --headless
 // it renders on an EGL device context into an FBO: it streams until every tile the camera wants
 // is resident (at most --frames steps), renders, writes --screenshot and exits 0. Without
 // --headless: the GLFW + ImGui window (viewer.cpp); no display -> one line, exit 1 (or the
@@ -57,7 +57,8 @@ void usage() {
       "it renders until the view is complete, writes the PNG and exits (headless if no display).\n"
       "In the window F9 records the camera into --record PATH (default hfview-path.txt), a\n"
       "camera path for --bench --path PATH.\n"
-      "Without ARCHIVE: the built-in sample terrain (%s).\n"
+      "Without ARCHIVE: the built-in default, Puget Sound at its true shape with its imagery\n"
+      "(%s; assets/puget_sound/), or the synthetic sample terrain in builds without GDAL.\n"
       "Archives with imagery (hfpack --imagery) are shown imagery-lit unless --view says\n"
       "otherwise; --imagery-stream cpu (default) streams it as BC1 (JPEG decoded and BC1-encoded\n"
       "on CPU threads, --bc1 quality for cluster fit), raw as RGBA8.\n"
@@ -67,7 +68,7 @@ void usage() {
       "hfview-bench.csv); hfbench flythrough compares strategies.\n"
       "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
       "90 = north; pitch < 0 looks down.\n",
-      HF_SAMPLE_ARCHIVE);
+      HF_DEFAULT_ARCHIVE);
 }
 
 bool parseDoubles(const char* s, std::vector<double>& out, size_t n) {
@@ -220,8 +221,8 @@ int main(int argc, char** argv) {
   } else if (frames < 0) {
     frames = 2000;
   }
-  // The raw strategy reads raw archives: the sample terrain has a raw twin (hfpack --codec raw).
-  if (archivePath.empty()) archivePath = stream == "raw" ? HF_SAMPLE_RAW_ARCHIVE : HF_SAMPLE_ARCHIVE;
+  // The raw strategy reads raw archives: the default has a raw twin (hfpack --codec raw).
+  if (archivePath.empty()) archivePath = stream == "raw" ? HF_DEFAULT_RAW_ARCHIVE : HF_DEFAULT_ARCHIVE;
   // Window mode unless --headless; without a display: one line and exit 1, or with
   // --screenshot the headless path below (viewer.cpp has the window loop).
 #if HF_HAVE_WINDOW

@@ -134,7 +134,13 @@ double percentile(std::vector<double> v, double p) {
 
 double atlasBudgetForFraction(const hfa::ArchiveReader& archive, double fraction) {
   const double p = archive.header().tileSize();
-  return fraction * double(archive.tiles().size()) * p * p * 2.0 / (1024.0 * 1024.0);
+  double bytes = double(archive.tiles().size()) * p * p * 2.0;
+  if (archive.hasImagery()) {
+    // A colour layer: the tile and its mips (4/3), BC1 at 4 bits per texel.
+    const double t = archive.imagery().tileSize;
+    bytes += double(archive.imageryTiles().size()) * t * t * 0.5 * 4.0 / 3.0;
+  }
+  return fraction * bytes / (1024.0 * 1024.0);
 }
 
 bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
@@ -185,6 +191,10 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
   }
   run.fill.ms = msSince(fill0);
   run.fill.frames = int(run.frames.size());
+  for (const FlyFrame& f : run.frames) {
+    run.fill.colourTiles += f.colourUploaded;
+    run.fill.colourBytesToDevice += f.colourBytesToDevice;
+  }
   const StreamStats afterFill = strategy.stats();
   run.fill.tiles = afterFill.delivered - before.delivered;
   run.fill.compressedToDevice = afterFill.compressedToDevice - before.compressedToDevice;

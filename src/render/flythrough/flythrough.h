@@ -124,7 +124,8 @@ double percentile(std::vector<double> v, double p);
 // written.
 bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::string& error);
 
-// Atlas budget (MiB) holding `fraction` of all the archive's tiles (the thesis: about 0.55).
+// Atlas budget (MiB) holding `fraction` of all the archive's tiles (the thesis: about 0.55): height
+// tiles, and with imagery its tiles too as BC1 layers with their mips.
 double atlasBudgetForFraction(const hfa::ArchiveReader& archive, double fraction);
 
 }  // namespace hfr

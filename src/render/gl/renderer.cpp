@@ -685,12 +685,20 @@ void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std
   // The imagery of what the camera wants (the full height selection), then of the predicted
   // camera's selection; resident tiles are touched like heights (prefetch ones as used in the
   // previous frame: kept ahead of stale tiles, evictable for what this frame needs).
-  colourWanted.clear();
-  colourPlanner->clearWanted();
-  colourPlanner->want(plan.selected, lc, colourWanted);
+  // When the current view wants more imagery tiles than the colour atlas holds, texels may
+  // project larger (2x per step) until it fits: a coarser drape, never a view that cannot settle.
+  const size_t cap = colourPages->capacity();
+  double texelPixels = settings.imageryTexelPixels;
+  for (int attempt = 0;; ++attempt) {
+    colourPlanner->texelPixels = texelPixels;
+    colourWanted.clear();
+    colourPlanner->clearWanted();
+    colourPlanner->want(plan.selected, lc, colourWanted);
+    if (colourWanted.size() <= cap || attempt == 10) break;
+    texelPixels *= 2;
+  }
   colourWantedCurrent = colourWanted.size();
   if (ahead && !plan.predictedSelected.empty()) colourPlanner->want(plan.predictedSelected, *ahead, colourWanted);
-  const size_t cap = colourPages->capacity();
   const size_t current = std::min(colourWantedCurrent, cap);
   const size_t prefetchCap = cap - current;
   for (size_t i = colourWantedCurrent, n = 0; i < colourWanted.size() && n < prefetchCap; ++i, ++n) {

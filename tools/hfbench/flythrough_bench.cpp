@@ -35,6 +35,9 @@ const char* kUsage =
     "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
     "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
     "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
+    "When HFPAC has imagery (hfpack --imagery; RAW its transcode), two more runs compare it:\n"
+    "cpu with RGBA8 imagery uploads (imagery raw) and cpu without imagery; every other run\n"
+    "streams imagery as its strategy does by default (raw: RGBA8, the others: BC1 on CPU).\n"
     "Writes DIR/NAME-<run>.csv (one row per frame), DIR/NAME.md (the report) and\n"
     "DIR/NAME-frametime.png. Defaults: DIR '.', NAME from HFPAC's file name, 1920x1080,\n"
     "tau 1, the diagonal at 1/3 of the maximum height at 8000 m/s, dt 1/60 s, frames to cover\n"
@@ -46,7 +49,25 @@ struct RunSpec {
   std::string strategy;  // factory name
   int streams = 2;
   int archive = 0;       // 0 raw, 1 hfpac, 2 rbuc
+  std::string imagery;   // "" = the renderer's default for the strategy, "raw" (RGBA8), "off"
 };
+
+// The settings of one run: its imagery choice on top of the common ones.
+// Runs that upload imagery as RGBA8 (8 bytes per BC1 byte) get 8 x the imagery part of the
+// budget, so that every run holds the same number of imagery layers and height slots.
+hfr::RenderSettings runSettings(const hfr::RenderSettings& rs, const RunSpec& spec) {
+  hfr::RenderSettings r = rs;
+  if (spec.imagery == "off") r.imagery = false;
+  else if (!spec.imagery.empty()) r.imageryStream = spec.imagery;
+  const bool rgba8 = spec.imagery == "raw" || (spec.imagery.empty() && spec.strategy == "raw");
+  if (rgba8 && r.imagery) {
+    const double colour = rs.atlasBudgetMiB * rs.imageryBudgetFraction;
+    const double heights = rs.atlasBudgetMiB - colour;
+    r.atlasBudgetMiB = heights + 8 * colour;
+    r.imageryBudgetFraction = 8 * colour / r.atlasBudgetMiB;
+  }
+  return r;
+}
 
 bool parseIntList(const char* s, std::vector<int>& out) {
   out.clear();
@@ -82,13 +103,18 @@ uint64_t payloadBytes(const hfa::ArchiveReader& a) {
   return n;
 }
 
-// Reads every payload once (CRC checked) so that the OS page cache holds the archive and no
+// Reads every payload (heights and imagery) once (CRC checked) so that the OS page cache holds the archive and no
 // run pays for the disk that an earlier one did not: the comparison is of the strategies.
 bool warm(const hfa::ArchiveReader& a, std::string& error) {
   for (size_t t = 0; t < a.tiles().size(); ++t) {
     const uint8_t* data = nullptr;
     size_t size = 0;
     if (!a.payload(t, data, size, error)) return false;
+  }
+  for (size_t t = 0; t < a.imageryTiles().size(); ++t) {
+    const uint8_t* data = nullptr;
+    size_t size = 0;
+    if (!a.imageryPayload(t, data, size, error)) return false;
   }
   return true;
 }
@@ -230,6 +256,57 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
   }
   std::fprintf(o, "\nhost->device bytes: initial fill + flight; `raw` and `cpu` move decompressed "
                   "samples, `cuda` only compressed payloads.\n\n");
+
+  const bool anyImagery = archives[1]->hasImagery();
+  if (anyImagery) {
+    const hfa::ImageryHeader& im = archives[1]->imagery();
+    std::fprintf(o, "## Imagery\n\n");
+    std::fprintf(o, "`%s`: %zu imagery tiles of %d x %d texels, %s, %d levels (%d finer than the heights). "
+                    "RGBA8 runs get 8 x the imagery part of the atlas budget in bytes, so every run holds "
+                    "the same number of imagery layers.\n\n",
+                 archivePaths[1].c_str(), archives[1]->imageryTiles().size(), im.tileSize, im.tileSize,
+                 hfa::imageryCodecName(im.codec), im.levels, im.finerLevels);
+    std::fprintf(o, "| run | imagery | fill imagery tiles | flight imagery tiles | imagery read MiB (flight) | "
+                    "imagery host->device MiB (fill + flight) | heights host->device MiB | missing imagery / frame | "
+                    "max missing after the first frame | render CPU median ms | median frame ms |\n");
+    std::fprintf(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (const auto& m : runs) {
+      const auto& s = m.sum;
+      const std::string mode = m.spec.imagery == "off" ? "off"
+                               : !m.spec.imagery.empty() ? m.spec.imagery + " (RGBA8)"
+                               : m.spec.strategy == "raw" ? "raw (RGBA8)" : "cpu (BC1)";
+      std::fprintf(o, "| %s | %s | %zu | %zu | %s | %s | %s | %.2f | %zu | %.3f | %.3f |\n", m.spec.label.c_str(),
+                   mode.c_str(), m.run.fill.colourTiles, s.colourUploads, mib(double(s.colourBytesRead)).c_str(),
+                   mib(double(s.colourBytesToDevice + m.run.fill.colourBytesToDevice)).c_str(),
+                   mib(double(s.compressedToDevice + s.samplesToDevice + m.run.fill.compressedToDevice +
+                              m.run.fill.samplesToDevice)).c_str(),
+                   s.meanColourMissing, s.maxColourMissingAfterFirst, s.medianRenderCpuMs, s.medianMs);
+    }
+    const Measured *cpu = nullptr, *cpuOff = nullptr, *cpuRaw = nullptr;
+    for (const auto& m : runs) {
+      if (m.spec.strategy != "cpu" || m.name != "cpu") continue;
+      if (m.spec.imagery.empty()) cpu = &m;
+      else if (m.spec.imagery == "off") cpuOff = &m;
+      else if (m.spec.imagery == "raw") cpuRaw = &m;
+    }
+    if (cpu && cpuOff) {
+      const double dCpu = cpu->sum.medianRenderCpuMs - cpuOff->sum.medianRenderCpuMs;
+      std::fprintf(o, "\n| imagery target (cpu strategy) | measured | |\n|---|---|---|\n");
+      std::fprintf(o, "| 0 missing imagery tiles after the first view | at most %zu per frame (mean %.2f) | %s |\n",
+                   cpu->sum.maxColourMissingAfterFirst, cpu->sum.meanColourMissing,
+                   mark(cpu->sum.maxColourMissingAfterFirst == 0));
+      std::fprintf(o, "| render-thread time per frame unchanged within 0.1 ms by imagery | median %.3f vs %.3f ms "
+                      "without imagery (%+.3f) | %s |\n",
+                   cpu->sum.medianRenderCpuMs, cpuOff->sum.medianRenderCpuMs, dCpu, mark(std::fabs(dCpu) <= 0.1));
+      if (cpuRaw) {
+        const double bc1 = double(cpu->sum.colourBytesToDevice + cpu->run.fill.colourBytesToDevice);
+        const double rgba = double(cpuRaw->sum.colourBytesToDevice + cpuRaw->run.fill.colourBytesToDevice);
+        std::fprintf(o, "| (imagery host->device, BC1 / RGBA8) | %s / %s MiB = %s | |\n", mib(bc1).c_str(),
+                     mib(rgba).c_str(), ratio(bc1, rgba).c_str());
+      }
+    }
+    std::fprintf(o, "\n");
+  }
 
   std::fprintf(o, "## Where the time goes (mean per flight frame, ms)\n\n");
   std::fprintf(o, "| run | frame | render-thread CPU | LOD selection | atlas update CPU | draw CPU | atlas update GPU | draw GPU |\n");
@@ -388,18 +465,22 @@ int runFlythroughCommand(int argc, char** argv) {
   }
 
   std::vector<RunSpec> specs;
-  specs.push_back({"raw", "raw", "raw", 1, 0});
-  specs.push_back({"cpu", "cpu", "cpu", 1, 1});
+  specs.push_back({"raw", "raw", "raw", 1, 0, ""});
+  specs.push_back({"cpu", "cpu", "cpu", 1, 1, ""});
   const bool cudaHere = hfr::cudaStreamBuilt();
   if (cudaHere) {
     for (int k : streams)
-      specs.push_back({"cuda x" + std::to_string(k), "cuda" + std::to_string(k), "cuda", k, 1});
+      specs.push_back({"cuda x" + std::to_string(k), "cuda" + std::to_string(k), "cuda", k, 1, ""});
     if (archives.size() > 2) {
       const int k = streams.size() > 1 ? streams[1] : streams[0];
-      specs.push_back({"cuda x" + std::to_string(k) + " rbuc", "cuda" + std::to_string(k) + "-rbuc", "cuda", k, 2});
+      specs.push_back({"cuda x" + std::to_string(k) + " rbuc", "cuda" + std::to_string(k) + "-rbuc", "cuda", k, 2, ""});
     }
   } else if (!quiet) {
     std::fprintf(stderr, "Note: this hfbench has no cuda strategy (built without CUDA); raw and cpu only\n");
+  }
+  if (archives[1]->hasImagery()) {
+    specs.insert(specs.begin() + 2, RunSpec{"cpu, imagery raw", "cpu-imagery-raw", "cpu", 1, 1, "raw"});
+    specs.insert(specs.begin() + 3, RunSpec{"cpu, no imagery", "cpu-no-imagery", "cpu", 1, 1, "off"});
   }
 
   std::string error;
@@ -421,7 +502,7 @@ int runFlythroughCommand(int argc, char** argv) {
     m.run.strategy = spec.label;
     m.run.archive = paths[size_t(spec.archive)];
     if (!quiet) std::fprintf(stderr, "hfbench flythrough: %s ...\n", spec.label.c_str());
-    if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, rs, fly, m.run, error))
+    if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec), fly, m.run, error))
       return fail(spec.label + ": " + error);
     m.name = strategy->name();
     m.sum = hfr::summarize(m.run);
@@ -445,7 +526,7 @@ int runFlythroughCommand(int argc, char** argv) {
     auto strategy = hfr::makeRenderStreamStrategy(m.spec.strategy, *archives[size_t(m.spec.archive)],
                                                   error, snote, so);
     if (!strategy) return fail(error);
-    if (!hfr::measureAtlasFill(*archives[size_t(m.spec.archive)], *strategy, rs, fly,
+    if (!hfr::measureAtlasFill(*archives[size_t(m.spec.archive)], *strategy, runSettings(rs, m.spec), fly,
                                m.run.atlasFill, error))
       return fail(m.spec.label + ": " + error);
     if (!quiet)

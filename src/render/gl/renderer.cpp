@@ -717,8 +717,10 @@ void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std
 }
 
 size_t Renderer::Impl::colourMissingCount() const {
+  // Only what the atlas can hold counts (planColour requests no more, coarse levels first): a
+  // view that wants more is drawn from resident ancestors, coarser, and still settles.
   size_t n = 0;
-  for (size_t i = 0; i < colourWantedCurrent; ++i) {
+  for (size_t i = 0; i < std::min(colourWantedCurrent, colourPages->capacity()); ++i) {
     const size_t t = colourWanted[i];
     if (!colourPages->resident(t) && !colourFailedTiles[t]) ++n;
   }

@@ -12,7 +12,9 @@
 # Environment:
 #   HF_BIN             folder holding hfbench, hfpack, hfterrain (default: the build/release tree)
 #   HF_SHARED_DEM_DIR  the shared DEMs (default ../shared/data/dem); only needed to pack them
-#   FLY_DEMS           names to run (default: ps_height_1k N36W122 N37W123 N57E011 sierra big16k)
+#   FLY_DEMS           names to run (default: ps_height_1k N36W122 N37W123 N57E011 sierra big16k;
+#                      puget_sound = the built-in default with imagery; sierra gets the world
+#                      imagery when ../shared/data/imagery has it)
 #   FLY_BIG_SIZE       samples per side of the synthetic terrain (default 16385)
 #   FLY_ARGS           extra `hfbench flythrough` options (e.g. "--frames 600 --streams 1,2,4")
 #   FLY_NOTE           a note for the reports (e.g. the commit and the machine)
@@ -38,6 +40,7 @@ mkdir -p "$ARCH" "$OUT"
 source_of() {
   case "$1" in
     ps_height_1k) echo "$DEM_DIR/ps_height_1k.png" ;;
+    puget_sound) echo "$ROOT/assets/puget_sound/ps_height_1k.png" ;;
     sierra) echo "$DEM_DIR/srtm3-sierra/sierra.vrt" ;;
     big16k) echo "terrain" ;;
     *) echo "$DEM_DIR/$1.hgt" ;;
@@ -63,6 +66,13 @@ prepare() {
       rm -f "$ARCH/$name.hfr"
     else
       [[ -f "$src" ]] || { log "$name: no source $src; skipped"; return 1; }
+      local extra=()
+      if [[ "$name" == puget_sound ]]; then
+        # The built-in default: true shape and imagery (assets/puget_sound/SOURCES.md).
+        extra=(--spacing 160 --vertical-scale 0.1 --imagery "$ROOT/assets/puget_sound/ps_texture_1k.png")
+      elif [[ "$name" == sierra && -f "$DEM_DIR/../imagery/world_topo.vrt" ]]; then
+        extra=(--imagery "$DEM_DIR/../imagery/world_topo.vrt")  # the world imagery, warped
+      fi
       if [[ "$name" == ps_height_1k ]]; then
         # The PNG has no georeferencing: 160 m spacing and 0.1 m height units (SOURCES.md),
         # given through a VRT (UTM 10N; the corner is nominal).
@@ -70,8 +80,8 @@ prepare() {
           -a_scale 0.1 "$src" "$ARCH/$name.vrt" || return 1
         src="$ARCH/$name.vrt"
       fi
-      log "$name: hfpack $src"
-      "$HFPACK" "$src" -o "$ARCH/$name.hfa" -q || return 1
+      log "$name: hfpack $src ${extra[*]}"
+      GDAL_PAM_ENABLED=NO "$HFPACK" "$src" "${extra[@]}" -o "$ARCH/$name.hfa" -q || return 1
     fi
   fi
   if [[ ! -f "$ARCH/${name}_raw.hfa" ]]; then

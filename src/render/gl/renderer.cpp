@@ -157,6 +157,7 @@ struct Renderer::Impl final : TileSink {
   std::unique_ptr<ColourStrategy> colour;
   std::unique_ptr<PageTable> colourPages;
   std::vector<uint8_t> colourFailedTiles;
+  std::vector<uint64_t> colourWantedFrame;  // per imagery tile: the last frame it was wanted within the atlas
   std::vector<size_t> colourWanted;  // this frame's wanted imagery tiles (current view first)
   size_t colourWantedCurrent = 0;    // of which the current view's (the rest: prefetch)
   size_t colourUploadsThisFrame = 0;
@@ -166,6 +167,7 @@ struct Renderer::Impl final : TileSink {
   GLint uColour = -1, uColourTile = -1;
   uint64_t lastColourRead = 0, lastColourToDevice = 0;
   std::vector<ColourCell> cells;
+  std::vector<size_t> shownCoarser;  // this frame's drawn cells whose imagery is not resident
 
   bool initColour(std::string& error);
   void planColour(const LodCamera& lc, const LodCamera* ahead, std::vector<size_t>& request);
@@ -535,6 +537,7 @@ bool Renderer::Impl::initColour(std::string& error) {
   glTextureParameteri(colourAtlas, GL_TEXTURE_MAX_LEVEL, colourMips - 1);
   colourPages = std::make_unique<PageTable>(tiles.size(), layers);
   colourFailedTiles.assign(tiles.size(), 0);
+  colourWantedFrame.assign(tiles.size(), 0);
   colourPlanner = std::make_unique<ColourPlanner>(archive, *selector);
   colourPlanner->texelPixels = settings.imageryTexelPixels;
   colour = std::make_unique<ColourStrategy>(
@@ -693,7 +696,7 @@ void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std
     colourPlanner->texelPixels = texelPixels;
     colourWanted.clear();
     colourPlanner->clearWanted();
-    colourPlanner->want(plan.selected, lc, colourWanted);
+    colourPlanner->want(plan.selected, lc, colourWanted, /*keepLeaves=*/true);
     if (colourWanted.size() <= cap || attempt == 10) break;
     texelPixels *= 2;
   }
@@ -707,6 +710,7 @@ void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std
   }
   for (size_t i = 0; i < current; ++i) {
     const size_t t = colourWanted[i];
+    colourWantedFrame[t] = frameNo;
     if (colourPages->resident(t)) colourPages->touch(t, frameNo);
     else if (!colourFailedTiles[t]) request.push_back(t);
   }
@@ -744,6 +748,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   cmds.reserve(tiles.size());
   recs.reserve(tiles.size());
   cells.clear();
+  shownCoarser.clear();
   uint64_t vertices = 0;
   if (st) {
     st->tilesPerLevel.assign(size_t(pyramid.levels), 0);
@@ -773,7 +778,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     rec.info[3] = float(d.pattern);
     if (colourPlanner) {
       rec.colour[0] = float(cells.size());
-      rec.colour[1] = float(colourPlanner->cells(d, lc, colourPages->slots(), cells));
+      rec.colour[1] = float(colourPlanner->cells(d, lc, colourPages->slots(), cells, &shownCoarser));
     }
     cmds.push_back(DrawCommand{r.count, 1, r.first, GLuint(recs.size())});
     recs.push_back(rec);
@@ -790,6 +795,13 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     st->tilesDrawn = cmds.size();
     st->vertices = vertices;
     st->lod = ls;
+    if (colourPlanner) {  // what this frame shows coarser than it wants (distinct, not corrupt)
+      std::sort(shownCoarser.begin(), shownCoarser.end());
+      shownCoarser.erase(std::unique(shownCoarser.begin(), shownCoarser.end()), shownCoarser.end());
+      st->colourMissing = size_t(std::count_if(shownCoarser.begin(), shownCoarser.end(), [&](size_t t) {
+        return !colourFailedTiles[t] && colourWantedFrame[t] == frameNo;  // corrupt / beyond the atlas: not missing
+      }));
+    }
   }
   if (!cmds.empty()) {
     glNamedBufferSubData(indirect, 0, GLsizeiptr(cmds.size() * sizeof(DrawCommand)), cmds.data());

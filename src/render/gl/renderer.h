@@ -75,7 +75,7 @@ struct RenderSettings {
   bool prefetch = true;
   double prefetchSeconds = 0.75;
   double prefetchFrameSeconds = 0;
-  // Imagery (archives with an imagery section; docs/rendering.md section 6). The colour atlas
+  // Imagery (archives with an imagery section; docs/rendering.md section 4). The colour atlas
   // takes imageryBudgetFraction of atlasBudgetMiB (one budget for both, reported separately).
   bool imagery = true;               // false: no colour atlas, imagery views shade as Shaded
   std::string imageryStream;         // "cpu" (BC1 atlas) | "raw" (RGBA8); "" = raw when the
@@ -115,8 +115,11 @@ struct FrameStats {
   uint64_t compressedToDevice = 0;  // host->device bytes this frame (StreamStats differences)
   uint64_t samplesToDevice = 0;
   // Imagery (0 without it): tiles uploaded this frame, queued/decoding, resident, atlas layers,
-  // wanted by this view (incl. ancestors), wanted but not resident, corrupt so far; archive
-  // bytes read and texture bytes uploaded this frame.
+  // wanted by this view (incl. ancestors), missing, corrupt so far; archive bytes read and
+  // texture bytes uploaded this frame. colourMissing: after a drawn frame, the imagery tiles the
+  // drawn tiles' cells want that are not resident (drawn tiles of the wanted selection; tiles
+  // beyond what the atlas holds do not count) (shown coarser, from an ancestor; corrupt
+  // ones excluded); after stream() alone, the wanted tiles (of what the atlas holds) not resident.
   size_t colourUploads = 0, colourPending = 0, colourResident = 0, colourLayers = 0;
   size_t colourWanted = 0, colourMissing = 0, colourFailed = 0;
   uint64_t colourBytesStreamed = 0, colourBytesToDevice = 0;

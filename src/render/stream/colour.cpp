@@ -28,12 +28,33 @@ ColourPlanner::ColourPlanner(const hfa::ArchiveReader& archive, const LodSelecto
       parent_[i] = archive.findImagery(tiles[i].level + 1, tiles[i].x / 2, tiles[i].y / 2);
   }
   marked_.assign(tiles.size(), 0);
+  const hfa::Header& h = archive.header();
+  gridFirst_.resize(size_t(levels_));
+  gridW_.resize(size_t(levels_));
+  gridH_.resize(size_t(levels_));
+  uint64_t cells = 0;
+  for (int k = 0; k < levels_; ++k) {
+    gridFirst_[size_t(k)] = cells;
+    gridW_[size_t(k)] = hfa::imageryTilesX(h, im, k);
+    gridH_[size_t(k)] = hfa::imageryTilesY(h, im, k);
+    cells += gridW_[size_t(k)] * gridH_[size_t(k)];
+  }
+  grid_.assign(size_t(cells), -1);
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    const size_t k = tiles[i].level;
+    if (k < size_t(levels_) && tiles[i].x < gridW_[k] && tiles[i].y < gridH_[k])
+      grid_[size_t(gridFirst_[k] + tiles[i].y * gridW_[k] + tiles[i].x)] = int32_t(i);
+  }
+  hasChild_.assign(tiles.size(), 0);
+  for (size_t i = 0; i < tiles.size(); ++i)
+    if (parent_[i] >= 0) hasChild_[size_t(parent_[i])] = 1;
+  keptFirst_.assign(selector.pyramid().tiles.size(), 0);
+  keptCount_.assign(selector.pyramid().tiles.size(), 0);
 }
 
 long ColourPlanner::finestExisting(int level, uint64_t X, uint64_t Y) const {
   for (; level < levels_; ++level, X >>= 1, Y >>= 1) {
-    if (X > 0xffffffffu || Y > 0xffffffffu) continue;
-    const long t = archive_.findImagery(level, uint32_t(X), uint32_t(Y));
+    const long t = find(level, X, Y);
     if (t >= 0) return t;
   }
   return -1;
@@ -68,10 +89,12 @@ void ColourPlanner::leaves(size_t heightTile, const LodCamera& camera, std::vect
       const double dist = distanceToBox(camera.eye, cb);
       const double texel = span / cells / content_;
       const double px = dist > 0 ? texel * ppu / dist : inf;
-      if (px > texelPixels && !(camera.cull && boxOutside(camera.viewProj, cb))) {
-        for (int q = 0; q < 4 && !refine; ++q)
-          refine = archive_.findImagery(k - 1, uint32_t(2 * X + uint64_t(q & 1)),
-                                        uint32_t(2 * Y + uint64_t(q >> 1))) >= 0;
+      if (px > texelPixels) {
+        const long self = find(k, X, Y);
+        bool child = self >= 0 && hasChild_[size_t(self)];
+        for (int q = 0; q < 4 && self < 0 && !child; ++q)
+          child = find(k - 1, 2 * X + uint64_t(q & 1), 2 * Y + uint64_t(q >> 1)) >= 0;
+        refine = child && !(camera.cull && boxOutside(camera.viewProj, cb));
       }
     }
     if (refine && top + 4 <= 64) {
@@ -84,12 +107,18 @@ void ColourPlanner::leaves(size_t heightTile, const LodCamera& camera, std::vect
 }
 
 void ColourPlanner::want(const std::vector<size_t>& heightTiles, const LodCamera& camera,
-                         std::vector<size_t>& out) {
+                         std::vector<size_t>& out, bool keepLeaves) {
   const size_t first = out.size();
   std::vector<Leaf> ls;
   for (size_t h : heightTiles) {
     ls.clear();
     leaves(h, camera, ls);
+    if (keepLeaves && keptCount_[h] == 0) {
+      keptFirst_[h] = uint32_t(keptLeaves_.size());
+      keptCount_[h] = uint32_t(ls.size());
+      keptTiles_.push_back(h);
+      keptLeaves_.insert(keptLeaves_.end(), ls.begin(), ls.end());
+    }
     for (const Leaf& l : ls)
       for (long t = l.tile; t >= 0 && !marked_[size_t(t)]; t = parent_[size_t(t)]) {
         marked_[size_t(t)] = 1;
@@ -104,12 +133,29 @@ void ColourPlanner::want(const std::vector<size_t>& heightTiles, const LodCamera
 void ColourPlanner::clearWanted() {
   for (size_t t : markedList_) marked_[t] = 0;
   markedList_.clear();
+  for (size_t h : keptTiles_) keptCount_[h] = 0;
+  keptTiles_.clear();
+  keptLeaves_.clear();
 }
 
-int ColourPlanner::cells(const DrawTile& tile, const LodCamera& camera,
-                         const std::vector<long>& layerOf, std::vector<ColourCell>& out) const {
-  std::vector<Leaf> ls;
-  leaves(tile.tile, camera, ls);
+int ColourPlanner::cells(const DrawTile& tile, const LodCamera& camera, const std::vector<long>& layerOf,
+                         std::vector<ColourCell>& out, std::vector<size_t>* coarser) const {
+  std::vector<Leaf> computed;
+  const Leaf* lb = nullptr;
+  size_t ln = 0;
+  if (tile.tile < keptCount_.size() && keptCount_[tile.tile] > 0) {
+    lb = keptLeaves_.data() + keptFirst_[tile.tile];
+    ln = keptCount_[tile.tile];
+  } else {
+    leaves(tile.tile, camera, computed);
+    lb = computed.data();
+    ln = computed.size();
+  }
+  struct {
+    const Leaf *b, *e;
+    const Leaf* begin() const { return b; }
+    const Leaf* end() const { return e; }
+  } ls{lb, lb + ln};
   int D = 0;
   for (const Leaf& l : ls) D = std::max(D, l.depth);
   const uint32_t n = 1u << D;
@@ -121,6 +167,7 @@ int ColourPlanner::cells(const DrawTile& tile, const LodCamera& camera,
     const uint32_t w = 1u << (D - l.depth);
     // The resident tile this leaf shows: its own (finest existing) tile or an ancestor.
     long r = l.tile;
+    if (coarser && lb != computed.data() && r >= 0 && layerOf[size_t(r)] < 0) coarser->push_back(size_t(r));
     while (r >= 0 && layerOf[size_t(r)] < 0) r = parent_[size_t(r)];
     for (uint32_t gy = l.cy * w; gy < (l.cy + 1) * w; ++gy)
       for (uint32_t gx = l.cx * w; gx < (l.cx + 1) * w; ++gx) {

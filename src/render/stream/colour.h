@@ -1,5 +1,5 @@
 // colour.h - GL-free imagery (colour) streaming for the renderer (issue 11, docs/rendering.md
-// section 6): which imagery tiles each drawn height tile shows, the cell grids the fragment
+// section 4): which imagery tiles each drawn height tile shows, the cell grids the fragment
 // shader reads them through, and the worker strategy that turns the archive's imagery tiles
 // into colour-atlas layers. Unit tests drive all of it without a GL context.
 //
@@ -65,14 +65,21 @@ class ColourPlanner {
   // Appends to `out` the imagery tiles needed to colour `heightTiles` (indices into the
   // selector's pyramid) seen by `camera`: each cell's tile and all its ancestors, once each
   // (marks persist across calls until clearWanted()), coarse levels first within this call.
+  // `keepLeaves`: remember each tile's cells for cells() with the same camera (the render
+  // thread's frame: planned once, drawn from the same cells) until clearWanted().
   void want(const std::vector<size_t>& heightTiles, const LodCamera& camera,
-            std::vector<size_t>& out);
+            std::vector<size_t>& out, bool keepLeaves = false);
   void clearWanted();
   // The cells of drawn tile `tile` (n x n, row-major, north row first) appended to `cells`;
   // `layerOf` (one entry per imagery tile): the resident tile's atlas layer or -1. Returns n
   // (1 when the tile needs no refinement; cells of a tile without any imagery have layer -1).
+  // Uses the cells kept by want(..., keepLeaves) for this tile when there are any (the caller
+  // passes the same camera), else computes them.
+  // `coarser` (optional): appended with the imagery tiles the cells want that are not resident
+  // (shown from an ancestor for now), for tiles whose cells want() kept: a drawn tile that is
+  // itself a stand-in for missing height tiles is not the imagery's fault.
   int cells(const DrawTile& tile, const LodCamera& camera, const std::vector<long>& layerOf,
-            std::vector<ColourCell>& cells) const;
+            std::vector<ColourCell>& cells, std::vector<size_t>* coarser = nullptr) const;
 
  private:
   // Leaf cells of height tile `t` for `camera`: (depth, cx, cy) with the finest existing
@@ -84,6 +91,12 @@ class ColourPlanner {
   };
   void leaves(size_t heightTile, const LodCamera& camera, std::vector<Leaf>& out) const;
   long finestExisting(int level, uint64_t X, uint64_t Y) const;
+  // Imagery tile (level, X, Y) or -1 in O(1): a dense grid per level (the archive's index
+  // is a binary search; the render thread asks this thousands of times a frame).
+  long find(int level, uint64_t X, uint64_t Y) const {
+    if (level < 0 || level >= levels_ || X >= gridW_[size_t(level)] || Y >= gridH_[size_t(level)]) return -1;
+    return grid_[size_t(gridFirst_[size_t(level)] + Y * gridW_[size_t(level)] + X)];
+  }
 
   const hfa::ArchiveReader& archive_;
   const LodSelector& selector_;
@@ -92,6 +105,14 @@ class ColourPlanner {
   std::vector<long> parent_;
   std::vector<uint8_t> marked_;
   std::vector<size_t> markedList_;
+  std::vector<int32_t> grid_;                   // per level, row-major: tile index or -1
+  std::vector<uint64_t> gridFirst_, gridW_, gridH_;
+  std::vector<uint8_t> hasChild_;               // per imagery tile: some child exists
+  // Leaves kept by want(..., true): per height tile, where its leaves start in keptLeaves_
+  // (keptCount_ 0: none kept).
+  std::vector<Leaf> keptLeaves_;
+  std::vector<uint32_t> keptFirst_, keptCount_;
+  std::vector<size_t> keptTiles_;
 };
 
 enum class ColourFormat : uint8_t { Bc1 = 0, Rgba8 = 1 };

@@ -25,6 +25,13 @@
 #include "json.h"
 #include "timer.h"
 
+#if !HF_BENCH_GDAL
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#include <stb/stb_image.h>
+#endif
+
 namespace hfbench {
 
 namespace {
@@ -455,9 +462,22 @@ bool readImageryRgba(const std::string& path, RgbaImage& image, std::string& err
     for (size_t i = 0; i < image.rgba.size(); i += 4) image.rgba[i + 1] = image.rgba[i + 2] = image.rgba[i];
   return true;
 #else
-  error = path + ": this hfbench was built without GDAL (HF_WITH_GDAL=OFF); hfbench imagery reads "
-                 "images with GDAL";
-  return false;
+  // Without GDAL (the GPU machine's build): PNG and JPEG through stb_image (Debian libstb-dev,
+  // header-only), 1..4 channels as GDAL would give them (grey expands, alpha is kept).
+  int w = 0, h = 0, channels = 0;
+  stbi_uc* px = stbi_load(path.c_str(), &w, &h, &channels, 4);
+  if (!px) {
+    const char* why = stbi_failure_reason();
+    error = path + ": cannot read (this hfbench has no GDAL: PNG or JPEG only" +
+            (why ? std::string("; ") + why : std::string()) + ")";
+    return false;
+  }
+  image.width = w;
+  image.height = h;
+  image.bands = channels;
+  image.rgba.assign(px, px + size_t(w) * size_t(h) * 4);
+  stbi_image_free(px);
+  return true;
 #endif
 }
 

@@ -74,6 +74,8 @@ struct RgbaImage {
   std::vector<uint8_t> rgba;  // width * height * 4 bytes
 };
 
+// Without GDAL (HF_WITH_GDAL=OFF, the GPU machine's build): PNG or JPEG files only, through
+// stb_image. With GDAL:
 // Reads any GDAL raster whose band count is 1, 3 or 4 and whose bands are all Byte: grey is
 // copied to R, G and B; alpha is 255 unless the raster has a 4th band. False with a one-line
 // error that starts with the path (e.g. "x.tif: band 1 is Int16, not Byte") otherwise,

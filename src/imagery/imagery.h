@@ -91,11 +91,13 @@ class JpegTileDecoder {
 // index 3 on exactly those texels (upload as GL_COMPRESSED_RGBA_S3TC_DXT1_EXT); a block of only
 // opaque texels never uses index 3 in 3-colour mode. A fully transparent block is all index 3.
 //
-// Bit-exactness: the CUDA encoders reproduce these functions bit for bit, so the arithmetic is
-// plain float (no fused multiply-add: the library is compiled with -ffp-contract=off), integer
-// rounding is explicit, and ties are broken by a fixed order (documented in the .cpp).
+// Bit-exactness: the CUDA encoders reproduce these functions bit for bit, so the fast mode's
+// arithmetic is integer (specified step by step in the .cpp), the quality mode's plain float (no
+// fused multiply-add: the library is compiled with -ffp-contract=off), integer rounding is
+// explicit, and ties are broken by a fixed order (documented in the .cpp).
 enum class Bc1Mode : uint8_t {
-  Fast = 0,     // one pass: principal axis of the block, endpoints at the extremes with inset
+  Fast = 0,     // one pass, integer: colour bounding box inset by 3/32 of its range, diagonal by
+                // covariance signs, indices by projection; one colour via optimal 4-colour tables
   Quality = 1,  // cluster fit (Castano): all ordered 3- and 4-colour clusterings along the
                 // principal axis, least-squares endpoints, then endpoint refinement in 565
 };

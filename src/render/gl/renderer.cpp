@@ -158,6 +158,8 @@ struct Renderer::Impl final : TileSink {
   std::unique_ptr<PageTable> colourPages;
   std::vector<uint8_t> colourFailedTiles;
   std::vector<uint64_t> colourWantedFrame;  // per imagery tile: the last frame it was wanted within the atlas
+  std::vector<uint64_t> selectedStamp;  // per height tile: the last frame it was in plan.selected
+  std::vector<size_t> predictedOnly;    // this frame's predicted selection minus the current one
   std::vector<size_t> colourWanted;  // this frame's wanted imagery tiles (current view first)
   size_t colourWantedCurrent = 0;    // of which the current view's (the rest: prefetch)
   size_t colourUploadsThisFrame = 0;
@@ -701,7 +703,16 @@ void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std
     texelPixels *= 2;
   }
   colourWantedCurrent = colourWanted.size();
-  if (ahead && !plan.predictedSelected.empty()) colourPlanner->want(plan.predictedSelected, *ahead, colourWanted);
+  if (ahead && !plan.predictedSelected.empty()) {
+    // Prefetch the imagery of the height tiles the predicted view adds (entering the view or
+    // refined); the tiles both views select are planned once (render-thread time).
+    if (selectedStamp.size() != pyramid.tiles.size()) selectedStamp.assign(pyramid.tiles.size(), 0);
+    for (size_t t : plan.selected) selectedStamp[t] = frameNo;
+    predictedOnly.clear();
+    for (size_t t : plan.predictedSelected)
+      if (selectedStamp[t] != frameNo) predictedOnly.push_back(t);
+    colourPlanner->want(predictedOnly, *ahead, colourWanted);
+  }
   const size_t current = std::min(colourWantedCurrent, cap);
   const size_t prefetchCap = cap - current;
   for (size_t i = colourWantedCurrent, n = 0; i < colourWanted.size() && n < prefetchCap; ++i, ++n) {

@@ -54,6 +54,7 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.colourMissing = st.colourMissing;
   f.colourBytesRead = st.colourBytesStreamed;
   f.colourBytesToDevice = st.colourBytesToDevice;
+  f.colourCpuMs = st.colourCpuMs;
   if (stats) *stats = std::move(st);
   return f;
 }
@@ -217,7 +218,7 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
 
 FlightSummary summarize(const FlythroughRun& run) {
   FlightSummary s;
-  std::vector<double> ms, cpu, sel, draw;
+  std::vector<double> ms, cpu, sel, draw, colourCpu;
   double afterFirst = 0, updCpu = 0, updGpu = 0, missing = 0, colourMissing = 0;
   for (const FlyFrame& f : run.frames) {
     if (f.fill) continue;
@@ -237,6 +238,7 @@ FlightSummary summarize(const FlythroughRun& run) {
     s.colourUploads += f.colourUploaded;
     s.colourBytesRead += f.colourBytesRead;
     s.colourBytesToDevice += f.colourBytesToDevice;
+    colourCpu.push_back(f.colourCpuMs);
   }
   s.frames = ms.size();
   if (ms.empty()) return s;
@@ -254,6 +256,8 @@ FlightSummary summarize(const FlythroughRun& run) {
   s.medianDrawGpuMs = percentile(draw, 50);
   s.meanMissing = missing / n;
   s.meanColourMissing = colourMissing / n;
+  s.medianColourCpuMs = percentile(colourCpu, 50);
+  s.p99ColourCpuMs = percentile(colourCpu, 99);
   return s;
 }
 
@@ -268,17 +272,17 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
                "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
                "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
-               "imagery_bytes_h2d\n");
+               "imagery_bytes_h2d,imagery_cpu_ms\n");
   for (const FlyFrame& r : run.frames)
     std::fprintf(f.get(),
                  "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu,"
-                 "%zu,%zu,%llu,%llu\n",
+                 "%zu,%zu,%llu,%llu,%.4f\n",
                  r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
                  r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
                  r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
                  (unsigned long long)r.triangles, (unsigned long long)r.compressedToDevice,
                  (unsigned long long)r.samplesToDevice, r.colourUploaded, r.colourMissing,
-                 (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice);
+                 (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice, r.colourCpuMs);
   if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
     error = "writing " + path + " failed";
     return false;

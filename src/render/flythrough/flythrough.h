@@ -59,6 +59,7 @@ struct FlyFrame {
   // texture bytes sent to the GPU this frame (BC1 or RGBA8 mips).
   size_t colourUploaded = 0, colourMissing = 0;
   uint64_t colourBytesRead = 0, colourBytesToDevice = 0;
+  double colourCpuMs = 0;  // render-thread wall time of the imagery work (FrameStats::colourCpuMs)
 };
 
 struct FillResult {
@@ -113,6 +114,7 @@ struct FlightSummary {
   size_t colourUploads = 0;
   uint64_t colourBytesRead = 0, colourBytesToDevice = 0;
   double meanColourMissing = 0;
+  double medianColourCpuMs = 0, p99ColourCpuMs = 0;  // imagery work on the render thread
   size_t maxColourMissingAfterFirst = 0;
 };
 FlightSummary summarize(const FlythroughRun& run);

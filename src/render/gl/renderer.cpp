@@ -132,6 +132,7 @@ struct Renderer::Impl final : TileSink {
   uint64_t lastCompressed = 0, lastSamples = 0;  // StreamStats at the previous frame
   double lastDeviceMs = 0;                        // StreamStats::deviceMs at the last finishFrame
   double selectMs = 0, updateMs = 0;              // this frame's timing (FrameStats)
+  double colourMs = 0;                            // of which imagery work (FrameStats::colourCpuMs)
   std::array<double, 16> lastViewProj{};
   bool haveLastFrame = false;
 
@@ -160,6 +161,7 @@ struct Renderer::Impl final : TileSink {
   std::vector<uint64_t> colourWantedFrame;  // per imagery tile: the last frame it was wanted within the atlas
   std::vector<uint64_t> selectedStamp;  // per height tile: the last frame it was in plan.selected
   std::vector<size_t> predictedOnly;    // this frame's predicted selection minus the current one
+  std::vector<size_t> predictedRefine;  // imagery the predicted view adds, planned every 4th frame
   std::vector<size_t> colourWanted;  // this frame's wanted imagery tiles (current view first)
   size_t colourWantedCurrent = 0;    // of which the current view's (the rest: prefetch)
   size_t colourUploadsThisFrame = 0;
@@ -631,17 +633,26 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     planner.setHysteresis(settings.hysteresis);
     planner.plan(*selector, *patterns, lc, settings.prefetch && moving ? &ahead : nullptr, *pages,
                  frameNo, failedTiles, plan);
-    if (colour) planColour(lc, settings.prefetch && moving ? &ahead : nullptr, colourRequest);
+    if (colour) {
+      ScopedMs colourTimer(colourMs);
+      planColour(lc, settings.prefetch && moving ? &ahead : nullptr, colourRequest);
+    }
   }
   wanted = plan.missing;
   colourUploadsThisFrame = 0;
   {
     ScopedMs timer(updateMs);
     strategy.request(plan.request);
-    if (colour) colour->request(colourRequest);
+    if (colour) {
+      ScopedMs colourTimer(colourMs);
+      colour->request(colourRequest);
+    }
     beginPass(GpuPass::Upload);
     strategy.deliver(*this, settings.uploadsPerFrame);
-    if (colour) colour->deliver(colourSink, settings.colourUploadsPerFrame);
+    if (colour) {
+      ScopedMs colourTimer(colourMs);
+      colour->deliver(colourSink, settings.colourUploadsPerFrame);
+    }
     endPass();
   }
   const StreamStats ss = strategy.stats();  // one lock of the strategy per frame
@@ -672,6 +683,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     const ColourStats cs = colour->stats();
     if (st) {
       st->colourUploads = colourUploadsThisFrame;
+      st->colourCpuMs = colourMs;
       st->colourPending = colour->pending();
       st->colourResident = colourPages->residentCount();
       st->colourLayers = colourPages->capacity();
@@ -704,14 +716,25 @@ void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std
   }
   colourWantedCurrent = colourWanted.size();
   if (ahead && !plan.predictedSelected.empty()) {
-    // Prefetch the imagery of the height tiles the predicted view adds (entering the view or
-    // refined); the tiles both views select are planned once (render-thread time).
+    // Prefetch: every frame the imagery of the height tiles the predicted view adds (entering
+    // the view or refined); every 4th frame also the finer imagery the predicted camera wants on
+    // the tiles both views select, reused in between (render-thread time: a full plan of the
+    // predicted view each frame would double the planning).
     if (selectedStamp.size() != pyramid.tiles.size()) selectedStamp.assign(pyramid.tiles.size(), 0);
     for (size_t t : plan.selected) selectedStamp[t] = frameNo;
     predictedOnly.clear();
     for (size_t t : plan.predictedSelected)
       if (selectedStamp[t] != frameNo) predictedOnly.push_back(t);
     colourPlanner->want(predictedOnly, *ahead, colourWanted);
+    if (frameNo % 4 == 0) {
+      predictedRefine.clear();
+      colourPlanner->want(plan.predictedSelected, *ahead, predictedRefine);
+      colourWanted.insert(colourWanted.end(), predictedRefine.begin(), predictedRefine.end());
+    } else {
+      colourPlanner->wantAgain(predictedRefine, colourWanted);
+    }
+  } else {
+    predictedRefine.clear();
   }
   const size_t current = std::min(colourWantedCurrent, cap);
   const size_t prefetchCap = cap - current;
@@ -789,7 +812,9 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     rec.info[3] = float(d.pattern);
     if (colourPlanner) {
       rec.colour[0] = float(cells.size());
+      const auto c0 = std::chrono::steady_clock::now();
       rec.colour[1] = float(colourPlanner->cells(d, lc, colourPages->slots(), cells, &shownCoarser));
+      colourMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - c0).count();
     }
     cmds.push_back(DrawCommand{r.count, 1, r.first, GLuint(recs.size())});
     recs.push_back(rec);
@@ -950,7 +975,7 @@ Camera Renderer::defaultCamera() const {
 }
 
 void Renderer::stream(const Camera& camera, FrameStats* stats) {
-  impl_->selectMs = impl_->updateMs = 0;
+  impl_->selectMs = impl_->updateMs = impl_->colourMs = 0;
   impl_->streamStep(camera, stats);
 }
 
@@ -960,7 +985,7 @@ void Renderer::frame(const Camera& camera, FrameStats* stats) {
   Impl& m = *impl_;
   m.querySet = int(m.frameNo & 1);
   m.collectQueries(m.querySet);
-  m.selectMs = m.updateMs = 0;
+  m.selectMs = m.updateMs = m.colourMs = 0;
   m.streamStep(camera, stats);
   const double streamSelectMs = m.selectMs;
   double drawMs = 0;
@@ -972,6 +997,7 @@ void Renderer::frame(const Camera& camera, FrameStats* stats) {
     stats->gpuMs = m.gpuMs;
     stats->selectMs = m.selectMs;  // + draw()'s selection of resident tiles
     stats->drawCpuMs = std::max(0.0, drawMs - (m.selectMs - streamSelectMs));
+    stats->colourCpuMs = m.colourMs;
   }
   m.lastQuerySet = m.querySet;
   m.querySet = -1;

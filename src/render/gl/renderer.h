@@ -122,6 +122,9 @@ struct FrameStats {
   // ones excluded); after stream() alone, the wanted tiles (of what the atlas holds) not resident.
   size_t colourUploads = 0, colourPending = 0, colourResident = 0, colourLayers = 0;
   size_t colourWanted = 0, colourMissing = 0, colourFailed = 0;
+  // Render-thread wall time of the imagery work in this frame (planning the wanted tiles and
+  // the drawn cells, requests, atlas uploads), ms; part of selectMs / updateCpuMs / drawCpuMs.
+  double colourCpuMs = 0;
   uint64_t colourBytesStreamed = 0, colourBytesToDevice = 0;
   // Set by finishFrame(): GPU time of the atlas update that completed (GL upload pass plus,
   // for cuda, the CUDA copy + decode batches finished since the last finishFrame), ms.

@@ -109,7 +109,7 @@ void ColourPlanner::leaves(size_t heightTile, const LodCamera& camera, std::vect
 void ColourPlanner::want(const std::vector<size_t>& heightTiles, const LodCamera& camera,
                          std::vector<size_t>& out, bool keepLeaves) {
   const size_t first = out.size();
-  std::vector<Leaf> ls;
+  std::vector<Leaf>& ls = scratchLeaves_;
   for (size_t h : heightTiles) {
     ls.clear();
     leaves(h, camera, ls);
@@ -126,8 +126,32 @@ void ColourPlanner::want(const std::vector<size_t>& heightTiles, const LodCamera
         out.push_back(size_t(t));
       }
   }
-  std::stable_sort(out.begin() + long(first), out.end(),
-                   [&](size_t a, size_t b) { return levelOf_[a] > levelOf_[b]; });
+  // Coarse levels first, stable within a level: a counting sort (levels <= 64), no allocation
+  // once the buffers have grown.
+  const size_t n = out.size() - first;
+  if (n > 1) {
+    levelCount_.assign(size_t(levels_) + 1, 0);
+    for (size_t i = first; i < out.size(); ++i) ++levelCount_[size_t(levels_ - 1 - levelOf_[out[i]])];
+    size_t sum = 0;
+    for (size_t& c : levelCount_) {
+      const size_t k = c;
+      c = sum;
+      sum += k;
+    }
+    sortBuffer_.resize(n);
+    for (size_t i = first; i < out.size(); ++i)
+      sortBuffer_[levelCount_[size_t(levels_ - 1 - levelOf_[out[i]])]++] = out[i];
+    std::copy(sortBuffer_.begin(), sortBuffer_.end(), out.begin() + long(first));
+  }
+}
+
+void ColourPlanner::wantAgain(const std::vector<size_t>& tiles, std::vector<size_t>& out) {
+  for (size_t t : tiles)
+    if (t < marked_.size() && !marked_[t]) {
+      marked_[t] = 1;
+      markedList_.push_back(t);
+      out.push_back(t);
+    }
 }
 
 void ColourPlanner::clearWanted() {

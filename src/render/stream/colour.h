@@ -70,6 +70,9 @@ class ColourPlanner {
   void want(const std::vector<size_t>& heightTiles, const LodCamera& camera,
             std::vector<size_t>& out, bool keepLeaves = false);
   void clearWanted();
+  // Appends to `out` the tiles of `tiles` not wanted yet (and marks them): a list want() made
+  // in an earlier frame, reused (the renderer's refinement prefetch, planned every few frames).
+  void wantAgain(const std::vector<size_t>& tiles, std::vector<size_t>& out);
   // The cells of drawn tile `tile` (n x n, row-major, north row first) appended to `cells`;
   // `layerOf` (one entry per imagery tile): the resident tile's atlas layer or -1. Returns n
   // (1 when the tile needs no refinement; cells of a tile without any imagery have layer -1).
@@ -113,6 +116,8 @@ class ColourPlanner {
   std::vector<Leaf> keptLeaves_;
   std::vector<uint32_t> keptFirst_, keptCount_;
   std::vector<size_t> keptTiles_;
+  std::vector<Leaf> scratchLeaves_;             // want()'s per-tile leaves (reused)
+  std::vector<size_t> levelCount_, sortBuffer_;  // want()'s counting sort (reused)
 };
 
 enum class ColourFormat : uint8_t { Bc1 = 0, Rgba8 = 1 };

@@ -349,4 +349,75 @@ TEST(HfpackImagery, BadImageryInputs) {
   EXPECT_NE(output.find("not an option of hfpack transcode"), std::string::npos) << output;
 }
 
+// Grey, palette and mosaic inputs: a grey band gives r = g = b; a palette with colours is
+// expanded (entry i = (i, 255 - i, 0) here); two halves of the world imagery make the same tiles
+// as the whole (GDALBuildVRT mosaic).
+TEST(HfpackImagery, GreyPaletteAndMosaicInputs) {
+  const std::string n57 = kDem + "/N57E011.hgt", world = kImagery + "/world_topo.vrt";
+  const std::string ps = kDem + "/ps_height_1k.png", tex = kImagery + "/ps_texture_1k.png";
+  if (!have(n57) || !have(world) || !have(ps) || !have(tex)) GTEST_SKIP() << "no shared data";
+  TempDir dir;
+  std::string error;
+  hfpack::PackResult pr;
+  hfa::ArchiveReader r;
+  std::vector<uint8_t> rgba;
+  // Grey: band 2 of the texture alone.
+  translate(tex, dir / "grey.tif", {"-b", "2"});
+  hfpack::PackOptions o = packOptions({ps}, dir / "grey.hfa", {dir / "grey.tif"});
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  EXPECT_EQ(pr.imageryPlan.bands, 1);
+  ASSERT_TRUE(r.open(o.output, error)) << error;
+  ASSERT_TRUE(decodeImagery(r, r.imageryTiles().size() / 2, rgba, error)) << error;
+  int maxSpread = 0;
+  for (size_t i = 0; i < rgba.size(); i += 4)
+    if (rgba[i + 3]) maxSpread = std::max({maxSpread, std::abs(rgba[i] - rgba[i + 1]), std::abs(rgba[i + 1] - rgba[i + 2])});
+  EXPECT_LE(maxSpread, 6);  // grey up to JPEG's chroma noise
+  // Palette with colours.
+  {
+    std::ofstream v(dir / "palette.vrt");
+    v << "<VRTDataset rasterXSize=\"1024\" rasterYSize=\"1024\">\n"
+         "  <VRTRasterBand dataType=\"Byte\" band=\"1\">\n"
+         "    <ColorInterp>Palette</ColorInterp>\n    <ColorTable>\n";
+    for (int i = 0; i < 256; ++i) v << "      <Entry c1=\"" << i << "\" c2=\"" << 255 - i << "\" c3=\"0\" c4=\"255\"/>\n";
+    v << "    </ColorTable>\n"
+         "    <SimpleSource><SourceFilename relativeToVRT=\"0\">" << tex
+      << "</SourceFilename><SourceBand>1</SourceBand></SimpleSource>\n"
+         "  </VRTRasterBand>\n</VRTDataset>\n";
+  }
+  o = packOptions({ps}, dir / "palette.hfa", {dir / "palette.vrt"});
+  o.imagery.codec = hfa::ImageryCodec::Raw;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  EXPECT_EQ(pr.imageryPlan.bands, 3);
+  ASSERT_TRUE(r.open(o.output, error)) << error;
+  ASSERT_TRUE(decodeImagery(r, r.imageryTiles().size() / 2, rgba, error)) << error;
+  size_t covered = 0;
+  for (size_t i = 0; i < rgba.size(); i += 4) {
+    if (!rgba[i + 3]) continue;
+    ++covered;
+    ASSERT_NEAR(int(rgba[i]) + int(rgba[i + 1]), 255, 2) << i;  // bilinear of (i, 255 - i, 0)
+    ASSERT_EQ(rgba[i + 2], 0) << i;
+  }
+  EXPECT_GT(covered, 1000u);
+  // A mosaic of two halves of the world imagery = the whole.
+  translate(world, dir / "west.tif", {"-projwin", "0", "70", "11.6", "50"});
+  translate(world, dir / "east.tif", {"-projwin", "11.6", "70", "30", "50"});
+  o = packOptions({n57}, dir / "whole.hfa", {world});
+  o.imagery.codec = hfa::ImageryCodec::Raw;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  o.output = dir / "halves.hfa";
+  o.imagery.inputs = {dir / "west.tif", dir / "east.tif"};
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  hfa::ArchiveReader a, b;
+  ASSERT_TRUE(a.open(dir / "whole.hfa", error)) << error;
+  ASSERT_TRUE(b.open(dir / "halves.hfa", error)) << error;
+  ASSERT_EQ(a.imageryTiles().size(), b.imageryTiles().size());
+  std::vector<uint8_t> x, y;
+  size_t differing = 0;
+  for (size_t i = 0; i < a.imageryTiles().size(); ++i) {
+    ASSERT_TRUE(decodeImagery(a, i, x, error) && decodeImagery(b, i, y, error)) << error;
+    for (size_t k = 0; k < x.size(); ++k) differing += std::abs(int(x[k]) - int(y[k])) > 1;
+  }
+  EXPECT_EQ(differing, 0u);
+}
+
 }  // namespace

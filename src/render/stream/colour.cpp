@@ -14,7 +14,7 @@ namespace hfr {
 // ---- ColourPlanner ----
 
 ColourPlanner::ColourPlanner(const hfa::ArchiveReader& archive, const LodSelector& selector)
-    : archive_(archive), selector_(selector) {
+    : selector_(selector) {
   const hfa::ImageryHeader& im = archive.imagery();
   finer_ = im.finerLevels;
   levels_ = im.levels;

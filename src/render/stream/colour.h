@@ -51,8 +51,9 @@ struct ColourCell {
 
 class ColourPlanner {
  public:
-  // The archive must have imagery and outlive the planner; `selector` is the height selector
-  // over the same archive's tiles (its pyramid gives the tiles' world boxes).
+  // The archive must have imagery (its index is read here, not kept); `selector` (the height
+  // selector over the same archive's tiles: its pyramid gives the tiles' world boxes) must
+  // outlive the planner.
   ColourPlanner(const hfa::ArchiveReader& archive, const LodSelector& selector);
 
   int maxDepth = 3;          // cells per side at most 2^maxDepth
@@ -101,7 +102,6 @@ class ColourPlanner {
     return grid_[size_t(gridFirst_[size_t(level)] + Y * gridW_[size_t(level)] + X)];
   }
 
-  const hfa::ArchiveReader& archive_;
   const LodSelector& selector_;
   int finer_ = 0, levels_ = 0, content_ = 248;
   std::vector<int> levelOf_;

@@ -31,11 +31,13 @@
 #include "hfpack.h"
 #include "imagery/imagery.h"
 #include "imagery_archive.h"
+#include "gdal_test_util.h"
 #include "test_files.h"
 
 namespace {
 
 using hf_test::TempDir;
+using hf_test::translate;
 namespace fs = std::filesystem;
 
 const std::string kDem = HF_SHARED_DEM_DIR;
@@ -54,21 +56,6 @@ hfpack::PackOptions packOptions(const std::vector<std::string>& inputs, const st
   return o;
 }
 
-void translate(const std::string& src, const std::string& dst, std::vector<std::string> args) {
-  GDALAllRegister();
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  GDALTranslateOptions* opts = GDALTranslateOptionsNew(argv.data(), nullptr);
-  ASSERT_NE(opts, nullptr);
-  GDALDatasetH in = GDALOpen(src.c_str(), GA_ReadOnly);
-  ASSERT_NE(in, nullptr) << src;
-  GDALDatasetH out = GDALTranslate(dst.c_str(), in, opts, nullptr);
-  ASSERT_NE(out, nullptr) << dst;
-  GDALClose(out);
-  GDALClose(in);
-  GDALTranslateOptionsFree(opts);
-}
 
 // Decodes imagery tile i of r (archive decoder) into rgba.
 bool decodeImagery(const hfa::ArchiveReader& r, size_t i, std::vector<uint8_t>& rgba, std::string& error) {

@@ -13,6 +13,8 @@
 #include <gdal.h>
 #include <gdal_utils.h>
 #include <ogr_srs_api.h>
+
+#include "gdal_test_util.h"
 #endif
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,31 +40,15 @@
 namespace {
 
 using hf_test::TempDir;
+#ifdef HFPACK_GDAL
+using hf_test::translate;
+#endif
 
 namespace fs = std::filesystem;
 
 const std::string kDem = HF_SHARED_DEM_DIR;
 
 [[maybe_unused]] bool haveDem(const std::string& name) { return fs::exists(kDem + "/" + name); }
-
-#ifdef HFPACK_GDAL
-// gdal_translate SRC DST with extra arguments (GTiff unless -of is given).
-[[maybe_unused]] void translate(const std::string& src, const std::string& dst, std::vector<std::string> args) {
-  GDALAllRegister();
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  GDALTranslateOptions* opts = GDALTranslateOptionsNew(argv.data(), nullptr);
-  ASSERT_NE(opts, nullptr);
-  GDALDatasetH in = GDALOpen(src.c_str(), GA_ReadOnly);
-  ASSERT_NE(in, nullptr) << src;
-  GDALDatasetH out = GDALTranslate(dst.c_str(), in, opts, nullptr);
-  ASSERT_NE(out, nullptr) << dst;
-  GDALClose(out);
-  GDALClose(in);
-  GDALTranslateOptionsFree(opts);
-}
-#endif
 
 [[maybe_unused]] hfpack::PackOptions packOptions(const std::vector<std::string>& inputs, const std::string& out) {
   hfpack::PackOptions o;

@@ -90,6 +90,30 @@ bool writeFile(const std::string& path, const std::string& text, std::string& er
   return true;
 }
 
+// One command-line argument: "--name=value" is split; value() takes the inline value or the
+// next argument (advancing i). Shared by the subcommands' option loops.
+struct OptionArg {
+  std::string name, inlineValue;
+  bool hasInline = false;
+  explicit OptionArg(const char* a) : name(a) {
+    const size_t eq = name.find('=');
+    if (name.size() > 2 && name.compare(0, 2, "--") == 0 && eq != std::string::npos) {
+      inlineValue = name.substr(eq + 1);
+      name.resize(eq);
+      hasInline = true;
+    }
+  }
+  bool value(int& i, int argc, char** argv, std::string& out) const {
+    if (hasInline) {
+      out = inlineValue;
+      return true;
+    }
+    if (i + 1 >= argc) return false;
+    out = argv[++i];
+    return true;
+  }
+};
+
 int runCodec(int argc, char** argv) {
   hfbench::CodecBenchOptions options;
   std::vector<std::string> inputs;
@@ -97,26 +121,10 @@ int runCodec(int argc, char** argv) {
   bool quiet = false;
 
   for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
+    const OptionArg opt(argv[i]);
+    const std::string& arg = opt.name;
     std::string value;
-    bool has_inline_value = false;
-    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
-      const size_t eq = arg.find('=');
-      if (eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg.resize(eq);
-        has_inline_value = true;
-      }
-    }
-    auto needValue = [&](std::string& out) {
-      if (has_inline_value) {
-        out = value;
-        return true;
-      }
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
+    auto needValue = [&](std::string& out) { return opt.value(i, argc, argv, out); };
     if (arg == "-q" || arg == "--quiet") {
       quiet = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -295,26 +303,10 @@ int runImagery(int argc, char** argv) {
   std::string json_path;
   bool quiet = false;
   for (int i = 2; i < argc; ++i) {
-    std::string arg = argv[i];
+    const OptionArg opt(argv[i]);
+    const std::string& arg = opt.name;
     std::string value;
-    bool has_inline_value = false;
-    if (arg.size() > 2 && arg.compare(0, 2, "--") == 0) {
-      const size_t eq = arg.find('=');
-      if (eq != std::string::npos) {
-        value = arg.substr(eq + 1);
-        arg.resize(eq);
-        has_inline_value = true;
-      }
-    }
-    auto needValue = [&](std::string& out) {
-      if (has_inline_value) {
-        out = value;
-        return true;
-      }
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
+    auto needValue = [&](std::string& out) { return opt.value(i, argc, argv, out); };
     if (arg == "-q" || arg == "--quiet") {
       quiet = true;
     } else if (arg == "--help" || arg == "-h") {

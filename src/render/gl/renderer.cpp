@@ -162,6 +162,7 @@ struct Renderer::Impl final : TileSink {
   std::vector<uint64_t> selectedStamp;  // per height tile: the last frame it was in plan.selected
   std::vector<size_t> predictedOnly;    // this frame's predicted selection minus the current one
   std::vector<size_t> predictedRefine;  // imagery the predicted view adds, planned every 4th frame
+  double colourTexelPixels = 0;         // the drape's texel size in pixels last frame (>= settings')
   std::vector<size_t> colourWanted;  // this frame's wanted imagery tiles (current view first)
   size_t colourWantedCurrent = 0;    // of which the current view's (the rest: prefetch)
   size_t colourUploadsThisFrame = 0;
@@ -704,16 +705,30 @@ void Renderer::Impl::planColour(const LodCamera& lc, const LodCamera* ahead, std
   // previous frame: kept ahead of stale tiles, evictable for what this frame needs).
   // When the current view wants more imagery tiles than the colour atlas holds, texels may
   // project larger (2x per step) until it fits: a coarser drape, never a view that cannot settle.
+  // With hysteresis: the drape starts from the last frame's texel size and refines (halves it)
+  // only when the finer plan fits in 3/4 of the atlas, so a view near the limit does not flip
+  // between two drapes (each flip to the finer one would want a burst of tiles at once).
   const size_t cap = colourPages->capacity();
-  double texelPixels = settings.imageryTexelPixels;
-  for (int attempt = 0;; ++attempt) {
-    colourPlanner->texelPixels = texelPixels;
+  const double base = std::max(1e-3, settings.imageryTexelPixels);
+  double texelPixels = std::max(base, colourTexelPixels);
+  auto planAt = [&](double tp) {
+    colourPlanner->texelPixels = tp;
     colourWanted.clear();
     colourPlanner->clearWanted();
     colourPlanner->want(plan.selected, lc, colourWanted, /*keepLeaves=*/true);
-    if (colourWanted.size() <= cap || attempt == 10) break;
-    texelPixels *= 2;
+  };
+  if (texelPixels > base) {
+    planAt(std::max(base, texelPixels / 2));
+    if (colourWanted.size() * 4 <= cap * 3) texelPixels = std::max(base, texelPixels / 2);
+    else planAt(texelPixels);
+  } else {
+    planAt(texelPixels);
   }
+  for (int attempt = 0; colourWanted.size() > cap && attempt < 10; ++attempt) {
+    texelPixels *= 2;
+    planAt(texelPixels);
+  }
+  colourTexelPixels = texelPixels;
   colourWantedCurrent = colourWanted.size();
   if (ahead && !plan.predictedSelected.empty()) {
     // Prefetch: every frame the imagery of the height tiles the predicted view adds (entering

@@ -48,6 +48,20 @@ ColourPlanner::ColourPlanner(const hfa::ArchiveReader& archive, const LodSelecto
   hasChild_.assign(tiles.size(), 0);
   for (size_t i = 0; i < tiles.size(); ++i)
     if (parent_[i] >= 0) hasChild_[size_t(parent_[i])] = 1;
+  const LodPyramid& pyr = selector.pyramid();
+  uint64_t hcells = 0;
+  for (int l = 0; l < pyr.levels; ++l) {
+    heightFirst_.push_back(hcells);
+    heightW_.push_back(pyr.tilesX(l));
+    heightH_.push_back(pyr.tilesY(l));
+    hcells += heightW_.back() * heightH_.back();
+  }
+  heightGrid_.assign(size_t(hcells), -1);
+  for (size_t i = 0; i < pyr.tiles.size(); ++i) {
+    const LodTile& t = pyr.tiles[i];
+    if (t.level >= 0 && t.level < pyr.levels && t.x < heightW_[size_t(t.level)] && t.y < heightH_[size_t(t.level)])
+      heightGrid_[size_t(heightFirst_[size_t(t.level)] + t.y * heightW_[size_t(t.level)] + t.x)] = int32_t(i);
+  }
   keptFirst_.assign(selector.pyramid().tiles.size(), 0);
   keptCount_.assign(selector.pyramid().tiles.size(), 0);
 }
@@ -58,6 +72,25 @@ long ColourPlanner::finestExisting(int level, uint64_t X, uint64_t Y) const {
     if (t >= 0) return t;
   }
   return -1;
+}
+
+void ColourPlanner::cellHeights(const LodTile& t, int depth, uint32_t cx, uint32_t cy, double& minZ,
+                                double& maxZ) const {
+  // The height tile the cell is (level t.level - depth), or lies in (level 0).
+  const int d = std::min(depth, t.level);
+  const int level = t.level - d;
+  const uint64_t X = (uint64_t(t.x) << d) + (cx >> (depth - d)), Y = (uint64_t(t.y) << d) + (cy >> (depth - d));
+  if (size_t(level) < heightW_.size() && X < heightW_[size_t(level)] && Y < heightH_[size_t(level)]) {
+    const int32_t i = heightGrid_[size_t(heightFirst_[size_t(level)] + Y * heightW_[size_t(level)] + X)];
+    if (i >= 0) {
+      const LodTile& h = selector_.pyramid().tiles[size_t(i)];
+      minZ = h.minZ;
+      maxZ = h.maxZ;
+      return;
+    }
+  }
+  minZ = t.minZ;  // not in the pyramid: the drawn tile's range
+  maxZ = t.maxZ;
 }
 
 void ColourPlanner::leaves(size_t heightTile, const LodCamera& camera, std::vector<Leaf>& out) const {
@@ -83,9 +116,11 @@ void ColourPlanner::leaves(size_t heightTile, const LodCamera& camera, std::vect
     bool refine = false;
     if (c.depth < maxDepth && k > 0) {
       const double cells = double(1u << c.depth);
+      double z0 = box[2], z1 = box[5];
+      if (c.depth > 0) cellHeights(t, c.depth, c.cx, c.cy, z0, z1);
       const std::array<double, 6> cb = {box[0] + spanX * c.cx / cells, box[4] - spanY * (c.cy + 1) / cells,
-                                        box[2], box[0] + spanX * (c.cx + 1) / cells,
-                                        box[4] - spanY * c.cy / cells, box[5]};
+                                        z0, box[0] + spanX * (c.cx + 1) / cells,
+                                        box[4] - spanY * c.cy / cells, z1};
       const double dist = distanceToBox(camera.eye, cb);
       const double texel = span / cells / content_;
       const double px = dist > 0 ? texel * ppu / dist : inf;
@@ -100,6 +135,19 @@ void ColourPlanner::leaves(size_t heightTile, const LodCamera& camera, std::vect
     if (refine && top + 4 <= 64) {
       for (int q = 3; q >= 0; --q)
         stack[top++] = Cell{c.depth + 1, 2 * c.cx + uint32_t(q & 1), 2 * c.cy + uint32_t(q >> 1)};
+    } else if (c.depth == 0) {
+      // The whole tile is one cell: it may not even need its own level. A tile drawn fine for
+      // its relief but far away shows a coarser imagery tile (an ancestor, through the cell's
+      // scale and offset) while a texel of that level stays within texelPixels: fewer tiles
+      // wanted, and a view always fits an atlas that holds a few tiles per drawn tile.
+      const double dist = distanceToBox(camera.eye, box);
+      double px = dist > 0 ? span / content_ * ppu / dist : inf;
+      int up = 0;
+      while (k + up + 1 < levels_ && 2 * px <= texelPixels && !(dist <= 0)) {
+        ++up;
+        px *= 2;
+      }
+      out.push_back(Leaf{0, 0, 0, finestExisting(k + up, X >> up, Y >> up)});
     } else {
       out.push_back(Leaf{c.depth, c.cx, c.cy, finestExisting(k, X, Y)});
     }

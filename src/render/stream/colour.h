@@ -111,6 +111,12 @@ class ColourPlanner {
   std::vector<int32_t> grid_;                   // per level, row-major: tile index or -1
   std::vector<uint64_t> gridFirst_, gridW_, gridH_;
   std::vector<uint8_t> hasChild_;               // per imagery tile: some child exists
+  // Height tiles by (level, x, y), dense per level: a cell's box takes the height range of the
+  // height tile it covers (its own, or the level-0 tile it lies in), not its drawn tile's,
+  // whose range (a peak elsewhere in the tile) would bring every cell close to the camera.
+  std::vector<int32_t> heightGrid_;
+  std::vector<uint64_t> heightFirst_, heightW_, heightH_;
+  void cellHeights(const LodTile& t, int depth, uint32_t cx, uint32_t cy, double& minZ, double& maxZ) const;
   // Leaves kept by want(..., true): per height tile, where its leaves start in keptLeaves_
   // (keptCount_ 0: none kept).
   std::vector<Leaf> keptLeaves_;

@@ -84,13 +84,13 @@ void ColourPlanner::cellHeights(const LodTile& t, int depth, uint32_t cx, uint32
     const int32_t i = heightGrid_[size_t(heightFirst_[size_t(level)] + Y * heightW_[size_t(level)] + X)];
     if (i >= 0) {
       const LodTile& h = selector_.pyramid().tiles[size_t(i)];
-      minZ = h.minZ;
-      maxZ = h.maxZ;
+      minZ = double(h.minZ);
+      maxZ = double(h.maxZ);
       return;
     }
   }
-  minZ = t.minZ;  // not in the pyramid: the drawn tile's range
-  maxZ = t.maxZ;
+  minZ = double(t.minZ);  // not in the pyramid: the drawn tile's range
+  maxZ = double(t.maxZ);
 }
 
 void ColourPlanner::leaves(size_t heightTile, const LodCamera& camera, std::vector<Leaf>& out) const {

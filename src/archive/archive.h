@@ -186,6 +186,9 @@ class ArchiveWriter {
 
  private:
   bool writeAt(uint64_t offset, const void* data, size_t size, std::string& error);
+  // Writes a payload after the last one; fills its offset, size and CRC.
+  bool appendPayload(const uint8_t* payload, size_t size, const char* what, uint64_t& offset,
+                     uint32_t& storedSize, uint32_t& crc, std::string& error);
   std::string path_, tmpPath_;
   int fd_ = -1;
   Header header_;

@@ -142,16 +142,22 @@ bool ArchiveWriter::addTile(TileEntry entry, const uint8_t* payload, size_t size
     error = "more tiles than reserved in the index";
     return false;
   }
+  if (!appendPayload(payload, size, "tile", entry.offset, entry.size, entry.crc, error)) return false;
+  entries_.push_back(std::move(entry));
+  return true;
+}
+
+bool ArchiveWriter::appendPayload(const uint8_t* payload, size_t size, const char* what, uint64_t& offset,
+                                  uint32_t& storedSize, uint32_t& crc, std::string& error) {
   if (size > 0xffffffffu) {
-    error = "tile payload too large";
+    error = std::string(what) + " payload too large";
     return false;
   }
-  entry.offset = payloadEnd_;
-  entry.size = uint32_t(size);
-  entry.crc = crc32(payload, size);
+  offset = payloadEnd_;
+  storedSize = uint32_t(size);
+  crc = crc32(payload, size);
   if (!writeAt(payloadEnd_, payload, size, error)) return false;
   payloadEnd_ += size;
-  entries_.push_back(std::move(entry));
   return true;
 }
 
@@ -165,15 +171,7 @@ bool ArchiveWriter::addImageryTile(ImageryEntry entry, const uint8_t* payload, s
     error = "more imagery tiles than reserved in the index";
     return false;
   }
-  if (size > 0xffffffffu) {
-    error = "imagery tile payload too large";
-    return false;
-  }
-  entry.offset = payloadEnd_;
-  entry.size = uint32_t(size);
-  entry.crc = crc32(payload, size);
-  if (!writeAt(payloadEnd_, payload, size, error)) return false;
-  payloadEnd_ += size;
+  if (!appendPayload(payload, size, "imagery tile", entry.offset, entry.size, entry.crc, error)) return false;
   imageryEntries_.push_back(entry);
   return true;
 }

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -114,6 +115,30 @@ struct OptionArg {
   }
 };
 
+// Runs `bench(path, log)` on every input in order, with "[k/n] path: stages - s" on stderr
+// unless quiet; `failedOn(path, result)` reports a failed result (one "Error:" line) and says so.
+// True when none failed.
+template <class Result, class Bench, class FailedOn>
+bool benchInputs(const std::vector<std::string>& inputs, bool quiet, Bench bench, FailedOn failedOn,
+                 std::vector<Result>& results) {
+  bool ok = true;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const std::string& path = inputs[k];
+    if (!quiet) std::fprintf(stderr, "[%zu/%zu] %s:", k + 1, inputs.size(), path.c_str());
+    std::function<void(const std::string&)> log;
+    if (!quiet)
+      log = [](const std::string& stage) {
+        std::fprintf(stderr, " %s", stage.c_str());
+        std::fflush(stderr);
+      };
+    Result r = bench(path, log);
+    if (!quiet) std::fprintf(stderr, r.ok ? " - %.1f s\n" : " - failed\n", r.totalSeconds);
+    if (failedOn(path, r)) ok = false;
+    results.push_back(std::move(r));
+  }
+  return ok;
+}
+
 int runCodec(int argc, char** argv) {
   hfbench::CodecBenchOptions options;
   std::vector<std::string> inputs;
@@ -194,32 +219,23 @@ int runCodec(int argc, char** argv) {
     std::fprintf(stderr, "hfbench: warning: not an optimised build (NDEBUG/-O); timings are not representative\n");
 
   std::vector<hfbench::InputResult> results;
-  bool failed = false;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const std::string& path = inputs[k];
-    if (!quiet) std::fprintf(stderr, "[%zu/%zu] %s:", k + 1, inputs.size(), path.c_str());
-    hfbench::LogFn log;
-    if (!quiet)
-      log = [](const std::string& stage) {
-        std::fprintf(stderr, " %s", stage.c_str());
-        std::fflush(stderr);
-      };
-    hfbench::InputResult r = hfbench::benchCodecInput(path, run_options, log);
-    if (!quiet) std::fprintf(stderr, r.ok ? " - %.1f s\n" : " - failed\n", r.totalSeconds);
-    if (!r.ok) {
-      std::fprintf(stderr, "Error: %s: %s\n", path.c_str(), r.error.c_str());
-      failed = true;
-    } else if (!r.allLossless()) {
-      std::string which;
-      if (!r.hfpac.lossless || !r.hfpac.losslessMt) which += " hfpac";
-      if (!r.zstd.lossless) which += " zstd";
-      if (!r.lerc.lossless) which += " lerc";
-      std::fprintf(stderr, "Error: %s: not lossless:%s (see the report)\n", path.c_str(),
-                   which.c_str());
-      failed = true;
-    }
-    results.push_back(std::move(r));
-  }
+  bool failed = !benchInputs(
+      inputs, quiet,
+      [&](const std::string& path, const hfbench::LogFn& log) { return hfbench::benchCodecInput(path, run_options, log); },
+      [](const std::string& path, const hfbench::InputResult& r) {
+        if (!r.ok) {
+          std::fprintf(stderr, "Error: %s: %s\n", path.c_str(), r.error.c_str());
+          return true;
+        }
+        if (r.allLossless()) return false;
+        std::string which;
+        if (!r.hfpac.lossless || !r.hfpac.losslessMt) which += " hfpac";
+        if (!r.zstd.lossless) which += " zstd";
+        if (!r.lerc.lossless) which += " lerc";
+        std::fprintf(stderr, "Error: %s: not lossless:%s (see the report)\n", path.c_str(), which.c_str());
+        return true;
+      },
+      results);
 
   const std::string json = hfbench::codecJson(host, options, threads_used, results);
   std::string error;
@@ -359,26 +375,20 @@ int runImagery(int argc, char** argv) {
     std::fprintf(stderr, "hfbench: warning: not an optimised build (NDEBUG/-O); timings are not representative\n");
 
   std::vector<hfbench::ImageryResult> results;
-  bool failed = false;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    const std::string& path = inputs[k];
-    if (!quiet) std::fprintf(stderr, "[%zu/%zu] %s:", k + 1, inputs.size(), path.c_str());
-    hfbench::ImageryLogFn log;
-    if (!quiet)
-      log = [](const std::string& stage) {
-        std::fprintf(stderr, " %s", stage.c_str());
-        std::fflush(stderr);
-      };
-    hfbench::ImageryResult r = hfbench::benchImageryInput(path, run_options, log);
-    if (!quiet) std::fprintf(stderr, r.ok ? " - %.1f s\n" : " - failed\n", r.totalSeconds);
-    if (!r.ok) {
-      std::fprintf(stderr, "Error: %s\n", r.error.c_str());  // r.error starts with the path
-      failed = true;
-    } else if (!quiet) {
-      hfbench::printImagerySummary(console, r);
-    }
-    results.push_back(std::move(r));
-  }
+  bool failed = !benchInputs(
+      inputs, quiet,
+      [&](const std::string& path, const hfbench::ImageryLogFn& log) {
+        return hfbench::benchImageryInput(path, run_options, log);
+      },
+      [&](const std::string&, const hfbench::ImageryResult& r) {
+        if (!r.ok) {
+          std::fprintf(stderr, "Error: %s\n", r.error.c_str());  // r.error starts with the path
+          return true;
+        }
+        if (!quiet) hfbench::printImagerySummary(console, r);
+        return false;
+      },
+      results);
 
   const std::string json = hfbench::imageryJson(host, command, options, threads_used, results);
   std::string error;

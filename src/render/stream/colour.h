@@ -59,10 +59,6 @@ class ColourPlanner {
   int maxDepth = 3;          // cells per side at most 2^maxDepth
   double texelPixels = 1.0;  // refine a cell while its texels project larger than this
 
-  size_t tileCount() const { return levelOf_.size(); }
-  int level(size_t tile) const { return levelOf_[tile]; }
-  long parent(size_t tile) const { return parent_[tile]; }
-
   // Appends to `out` the imagery tiles needed to colour `heightTiles` (indices into the
   // selector's pyramid) seen by `camera`: each cell's tile and all its ancestors, once each
   // (marks persist across calls until clearWanted()), coarse levels first within this call.

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,6 +42,7 @@ hfbench::ImageryBenchOptions quickOptions() {
   o.threads = 2;
   o.minSeconds = 0;
   o.maxRuns = 1;
+  o.batchTiles = 8;
   return o;
 }
 
@@ -115,6 +117,16 @@ void expectSensible(const hfbench::ImageryResult& r, int w, int h) {
   EXPECT_TRUE(b.squishDecodersAgree);
   EXPECT_DOUBLE_EQ(b.qualityMinusSquishClusterDb(), b.quality.psnr - b.squishCluster.psnr);
   EXPECT_GT(b.fastSpeedupVsSquishRange(), 0.0);
+
+  const hfbench::CpuAllCoresFigures& c = r.cpuAllCores;
+  EXPECT_EQ(c.threads, 2);
+  EXPECT_EQ(c.tiles, std::max<uint64_t>(8, r.tiling.tiles));
+  EXPECT_GT(c.jpegDecodeMpxS, 0.0);
+  EXPECT_GT(c.jpegEncodeMpxS, 0.0);
+  // Without a device (CI) the GPU columns say why they are missing.
+  if (!r.gpu.measured) {
+    EXPECT_FALSE(r.gpu.note.empty());
+  }
 }
 
 // The report holds every documented key (extras allowed).
@@ -126,9 +138,15 @@ void expectReportKeys(const std::string& json) {
         "\"psnr\"", "\"tiling\"", "\"tiles\"", "\"tile_bytes_total\"", "\"whole_image_bytes\"", "\"ratio\"",
         "\"bc1_window\"", "\"bc1\"", "\"fast\"", "\"squish_range\"", "\"squish_cluster\"",
         "\"squish_iterative\"", "\"mtexels_s\"", "\"quality_minus_squish_cluster_db\"",
-        "\"fast_minus_squish_range_db\"", "\"fast_speedup_vs_squish_range\""})
+        "\"fast_minus_squish_range_db\"", "\"fast_speedup_vs_squish_range\"", "\"cpu_all_cores\"",
+        "\"jpeg_decode_mpx_s\"", "\"jpeg_encode_mpx_s\"", "\"gpu\""})
     EXPECT_NE(json.find(key), std::string::npos) << key;
-  EXPECT_EQ(json.find("null"), std::string::npos) << "a non-finite figure";
+  // null only where the report says "not measured": the gpu object without a device, and
+  // nvJPEG where the library is absent.
+  std::string rest = json;
+  for (const char* allowed : {"\"gpu\": null", "\"nvjpeg_decode_mpx_s\": null", "\"jpeg_decode_speedup_vs_nvjpeg\": null"})
+    for (size_t at; (at = rest.find(allowed)) != std::string::npos;) rest.erase(at, std::strlen(allowed));
+  EXPECT_EQ(rest.find("null"), std::string::npos) << "a non-finite figure";
 }
 
 TEST(HfbenchImagery, SyntheticImageInMemory) {

@@ -23,6 +23,9 @@
 #include <thread>
 
 #include "json.h"
+#if HF_BENCH_IMAGERY_GPU
+#include "imagery_gpu_bench.h"
+#endif
 #include "timer.h"
 
 #if !HF_BENCH_GDAL
@@ -200,33 +203,22 @@ bool benchJpeg(const RgbaImage& image, const ImageryBenchOptions& options, int t
 }
 
 bool benchTiling(const RgbaImage& image, const ImageryBenchOptions& options, uint64_t whole_bytes,
-                 TilingFigures& f, std::string& error) {
+                 const std::vector<uint8_t>& tiles, const std::vector<uint8_t>& tables,
+                 std::vector<std::vector<uint8_t>>& streams, TilingFigures& f, std::string& error) {
   constexpr int kT = himg::kTileSize, kB = himg::kTileBorder, kC = himg::kTileContent;
   const int w = image.width, h = image.height;
-  f.tilesX = (w + kC - 1) / kC;
-  f.tilesY = (h + kC - 1) / kC;
   f.tiles = uint64_t(f.tilesX) * uint64_t(f.tilesY);
-
-  const std::vector<uint8_t> tables = himg::makeJpegTables(options.quality);
   f.tablesBytes = tables.size();
 
-  std::vector<std::vector<uint8_t>> streams(size_t(f.tiles));
+  streams.assign(size_t(f.tiles), {});
   std::vector<uint8_t> tile(size_t(kT) * kT * 4);
+  const size_t tile_bytes = tile.size();
   double encode_s = 0;
   for (int ty = 0; ty < f.tilesY; ++ty)
     for (int tx = 0; tx < f.tilesX; ++tx) {
-      // Content plus border; texels outside the image repeat the nearest edge texel.
-      for (int j = 0; j < kT; ++j) {
-        const int sy = std::clamp(ty * kC - kB + j, 0, h - 1);
-        const uint8_t* row = image.rgba.data() + size_t(sy) * size_t(w) * 4;
-        uint8_t* dst = tile.data() + size_t(j) * kT * 4;
-        for (int i = 0; i < kT; ++i) {
-          const int sx = std::clamp(tx * kC - kB + i, 0, w - 1);
-          std::memcpy(dst + 4 * i, row + 4 * size_t(sx), 3);
-          dst[4 * i + 3] = 255;
-        }
-      }
-      std::vector<uint8_t>& out = streams[size_t(ty) * size_t(f.tilesX) + size_t(tx)];
+      const size_t index = size_t(ty) * size_t(f.tilesX) + size_t(tx);
+      std::memcpy(tile.data(), tiles.data() + index * tile_bytes, tile_bytes);
+      std::vector<uint8_t>& out = streams[index];
       Stopwatch watch;
       if (!himg::encodeJpegTile(tile.data(), kT, options.quality, out, error)) {
         error = "encodeJpegTile: " + error;
@@ -290,6 +282,58 @@ bool benchTiling(const RgbaImage& image, const ImageryBenchOptions& options, uin
   const uint64_t stored = f.tiles * uint64_t(kT) * uint64_t(kT);
   f.encodeMtexelsS = mega(stored, encode_s);
   f.decodeMtexelsS = mega(stored, decode_s);
+  return true;
+}
+
+// The tile batch of the throughput figures: tile i of the batch is tile i % count of the image.
+size_t batchCount(const ImageryBenchOptions& options, size_t count) {
+  return std::max(count, size_t(std::max(1, options.batchTiles)));
+}
+
+// cpu_all_cores: the tile batch decoded and encoded by `threads` threads.
+bool benchCpuAllCores(const ImageryBenchOptions& options, int threads, const std::vector<uint8_t>& tiles,
+                      const std::vector<std::vector<uint8_t>>& streams, const std::vector<uint8_t>& tables,
+                      CpuAllCoresFigures& f, std::string& error) {
+  constexpr int kT = himg::kTileSize;
+  const size_t tile_bytes = size_t(kT) * kT * 4, count = streams.size();
+  const size_t batch = batchCount(options, count);
+  f.threads = threads;
+  f.tiles = batch;
+  std::mutex mutex;
+  bool ok = true;
+  auto fail = [&](const std::string& message) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (ok) error = message;
+    ok = false;
+  };
+  // Thread i takes tiles [i * batch / threads, (i + 1) * batch / threads).
+  auto run = [&](bool decode) {
+    parallelFor(threads, [&](int i) {
+      try {
+        const size_t first = size_t(i) * batch / size_t(threads), last = size_t(i + 1) * batch / size_t(threads);
+        std::vector<uint8_t> rgba(tile_bytes), out;
+        himg::JpegTileDecoder decoder;
+        std::string e;
+        if (decode && !decoder.setTables(tables.data(), tables.size(), e)) return fail("setTables: " + e);
+        for (size_t t = first; t < last; ++t) {
+          const size_t k = t % count;
+          const bool done = decode ? decoder.decode(streams[k].data(), streams[k].size(), kT, rgba.data(), e)
+                                   : himg::encodeJpegTile(tiles.data() + k * tile_bytes, kT, options.quality, out, e);
+          if (!done) return fail(e);
+        }
+      } catch (const std::exception& ex) {
+        fail(ex.what());
+      }
+    });
+    return ok;
+  };
+  double decode_s = 0, encode_s = 0;
+  if (!timeBest(options, decode_s, [&] { return run(true); }) ||
+      !timeBest(options, encode_s, [&] { return run(false); }))
+    return false;
+  const uint64_t texels = uint64_t(batch) * uint64_t(kT) * uint64_t(kT);
+  f.jpegDecodeMpxS = mega(texels, decode_s);
+  f.jpegEncodeMpxS = mega(texels, encode_s);
   return true;
 }
 
@@ -387,11 +431,29 @@ ImageryResult benchImpl(const std::string& name, const RgbaImage& image, const I
     return r;
   }
   say(log, "tiling");
-  if (!benchTiling(image, options, r.jpeg.bytes, r.tiling, error)) {
+  const std::vector<uint8_t> tiles = cutTiles(image, r.tiling.tilesX, r.tiling.tilesY);
+  const std::vector<uint8_t> tables = himg::makeJpegTables(options.quality);
+  std::vector<std::vector<uint8_t>> streams;
+  if (!benchTiling(image, options, r.jpeg.bytes, tiles, tables, streams, r.tiling, error)) {
     r.error = name + ": " + error;
     return r;
   }
+  say(log, "tiles on all cores");
+  if (!benchCpuAllCores(options, threads, tiles, streams, tables, r.cpuAllCores, error)) {
+    r.error = name + ": tiles on all cores: " + error;
+    return r;
+  }
   benchBc1(image, options, r.bc1, log);
+#if HF_BENCH_IMAGERY_GPU
+  if (options.gpu) {
+    say(log, "gpu");
+    benchImageryGpu(image, options, tiles, streams, tables, batchCount(options, streams.size()), r, log);
+  } else {
+    r.gpu.note = "not asked for (--no-gpu)";
+  }
+#else
+  r.gpu.note = "this hfbench was built without the GPU imagery codec (HF_CUDA=OFF)";
+#endif
   r.ok = true;
   return r;
 }
@@ -406,6 +468,31 @@ std::string gdalMessage() {
 #endif
 
 }  // namespace
+
+std::vector<uint8_t> cutTiles(const RgbaImage& image, int& tilesX, int& tilesY) {
+  constexpr int kT = himg::kTileSize, kB = himg::kTileBorder, kC = himg::kTileContent;
+  const int w = image.width, h = image.height;
+  tilesX = (w + kC - 1) / kC;
+  tilesY = (h + kC - 1) / kC;
+  const size_t tile_bytes = size_t(kT) * kT * 4;
+  std::vector<uint8_t> tiles(size_t(tilesX) * size_t(tilesY) * tile_bytes);
+  for (int ty = 0; ty < tilesY; ++ty)
+    for (int tx = 0; tx < tilesX; ++tx) {
+      uint8_t* tile = tiles.data() + (size_t(ty) * size_t(tilesX) + size_t(tx)) * tile_bytes;
+      // Content plus border; texels outside the image repeat the nearest edge texel.
+      for (int j = 0; j < kT; ++j) {
+        const int sy = std::clamp(ty * kC - kB + j, 0, h - 1);
+        const uint8_t* row = image.rgba.data() + size_t(sy) * size_t(w) * 4;
+        uint8_t* dst = tile + size_t(j) * kT * 4;
+        for (int i = 0; i < kT; ++i) {
+          const int sx = std::clamp(tx * kC - kB + i, 0, w - 1);
+          std::memcpy(dst + 4 * i, row + 4 * size_t(sx), 3);
+          dst[4 * i + 3] = 255;
+        }
+      }
+    }
+  return tiles;
+}
 
 bool readImageryRgba(const std::string& path, RgbaImage& image, std::string& error) {
   image = RgbaImage();
@@ -588,6 +675,52 @@ void writeImage(JsonWriter& j, const ImageryResult& r) {
   j.field("fast_speedup_vs_squish_range", b.fastSpeedupVsSquishRange());
   j.field("squish_decoders_agree", b.squishDecodersAgree);
   j.endObject();
+
+  const CpuAllCoresFigures& c = r.cpuAllCores;
+  j.key("cpu_all_cores").beginObject();
+  j.field("threads", c.threads).field("tiles", c.tiles);
+  j.field("jpeg_decode_mpx_s", c.jpegDecodeMpxS).field("jpeg_encode_mpx_s", c.jpegEncodeMpxS);
+  j.endObject();
+
+  const GpuImageryFigures& gp = r.gpu;
+  if (!gp.measured) {
+    j.key("gpu").null();
+    j.field("gpu_note", gp.note);
+    j.endObject();
+    return;
+  }
+  auto gpuBc1 = [&j](const char* name, const GpuBc1Figure& f) {
+    j.key(name).beginObject();
+    j.field("psnr", f.psnr).field("gtexels_s", f.gtexelsS).field("texels", f.texels);
+    j.field("identical_to_cpu", f.identicalToCpu);
+    j.endObject();
+  };
+  j.key("gpu").beginObject();
+  j.field("device", gp.device);
+  gpuBc1("bc1_fast", gp.bc1Fast);
+  gpuBc1("bc1_quality", gp.bc1Quality);
+  j.field("batch_tiles", gp.batchTiles);
+  j.field("jpeg_decode_mpx_s", gp.jpegDecodeMpxS).field("jpeg_decode_end_to_end_mpx_s", gp.jpegDecodeEndToEndMpxS);
+  j.field("jpeg_decode_max_diff", gp.jpegDecodeMaxDiff).field("jpeg_decode_failed_tiles", gp.jpegDecodeFailed);
+  j.field("jpeg_encode_mpx_s", gp.jpegEncodeMpxS).field("jpeg_encode_end_to_end_mpx_s", gp.jpegEncodeEndToEndMpxS);
+  j.field("jpeg_encode_identical_tiles", gp.jpegEncodeIdenticalTiles).field("jpeg_encode_tiles_compared", r.tiling.tiles);
+  j.field("jpeg_encode_size_ratio", gp.jpegEncodeSizeRatio).field("jpeg_encode_psnr_delta_db", gp.jpegEncodePsnrDelta);
+  if (gp.nvjpegAvailable) j.field("nvjpeg_decode_mpx_s", gp.nvjpegDecodeMpxS).field("nvjpeg_backend", gp.nvjpegBackend);
+  else j.key("nvjpeg_decode_mpx_s").null();
+  j.field("note", gp.note);
+  j.endObject();
+
+  // The targets as ratios of figures measured in this run.
+  auto ratio = [](double num, double den) { return den > 0 ? num / den : 0.0; };
+  j.key("targets").beginObject();
+  j.field("bc1_quality_psnr_minus_squish_cluster_db", gp.bc1Quality.psnr - b.squishCluster.psnr);
+  j.field("bc1_quality_speedup_vs_squish_cluster_one_thread", ratio(gp.bc1Quality.gtexelsS * 1e3, b.squishCluster.mtexelsS));
+  j.field("bc1_fast_gtexels_s", gp.bc1Fast.gtexelsS);
+  j.field("jpeg_decode_speedup_vs_cpu_all_cores", ratio(gp.jpegDecodeMpxS, c.jpegDecodeMpxS));
+  if (gp.nvjpegAvailable) j.field("jpeg_decode_speedup_vs_nvjpeg", ratio(gp.jpegDecodeMpxS, gp.nvjpegDecodeMpxS));
+  else j.key("jpeg_decode_speedup_vs_nvjpeg").null();
+  j.field("jpeg_encode_speedup_vs_cpu_all_cores", ratio(gp.jpegEncodeMpxS, c.jpegEncodeMpxS));
+  j.endObject();
   j.endObject();
 }
 
@@ -670,6 +803,26 @@ void printImagerySummary(std::FILE* out, const ImageryResult& r) {
   std::fprintf(out, "    quality - squish cluster %+.2f dB; fast - squish range %+.2f dB, %.2fx its speed%s\n",
                b.qualityMinusSquishClusterDb(), b.fastMinusSquishRangeDb(), b.fastSpeedupVsSquishRange(),
                b.squishDecodersAgree ? "" : "; himg::decodeBc1 and squish disagree on squish's blocks");
+  const CpuAllCoresFigures& c = r.cpuAllCores;
+  std::fprintf(out, "  tiles on %d threads (%llu tiles): jpeg decode %.1f Mpx/s, encode %.1f Mpx/s\n", c.threads,
+               static_cast<unsigned long long>(c.tiles), c.jpegDecodeMpxS, c.jpegEncodeMpxS);
+  const GpuImageryFigures& gp = r.gpu;
+  if (!gp.measured) {
+    std::fprintf(out, "  gpu: not measured (%s)\n", gp.note.c_str());
+    return;
+  }
+  std::fprintf(out, "  gpu %s: bc1 fast %.1f Gtexel/s %.2f dB%s, quality %.2f Gtexel/s %.2f dB%s\n", gp.device.c_str(),
+               gp.bc1Fast.gtexelsS, gp.bc1Fast.psnr, gp.bc1Fast.identicalToCpu ? " (= CPU)" : " (DIFFERS from CPU)",
+               gp.bc1Quality.gtexelsS, gp.bc1Quality.psnr, gp.bc1Quality.identicalToCpu ? " (= CPU)" : " (DIFFERS from CPU)");
+  std::fprintf(out, "    jpeg decode %.0f Mpx/s (%.0f end to end, max diff %d, %llu failed), encode %.0f Mpx/s (%.0f end to end, "
+               "%llu/%llu tiles identical, size %.4fx, %+.3f dB)",
+               gp.jpegDecodeMpxS, gp.jpegDecodeEndToEndMpxS, gp.jpegDecodeMaxDiff,
+               static_cast<unsigned long long>(gp.jpegDecodeFailed), gp.jpegEncodeMpxS, gp.jpegEncodeEndToEndMpxS,
+               static_cast<unsigned long long>(gp.jpegEncodeIdenticalTiles), static_cast<unsigned long long>(t.tiles),
+               gp.jpegEncodeSizeRatio, gp.jpegEncodePsnrDelta);
+  if (gp.nvjpegAvailable) std::fprintf(out, "; nvJPEG (%s) %.0f Mpx/s\n", gp.nvjpegBackend.c_str(), gp.nvjpegDecodeMpxS);
+  else std::fprintf(out, "; nvJPEG absent\n");
+  if (!gp.note.empty()) std::fprintf(out, "    note: %s\n", gp.note.c_str());
 }
 
 }  // namespace hfbench

@@ -65,6 +65,11 @@ struct ImageryBenchOptions {
   int bc1Window = 1024;    // side of the central BC1 window (>= 4); 0 = the whole image
   double minSeconds = 0.5; // timing: repeat a step while its runs took less than this in all
   int maxRuns = 20;        // timing: at most this many runs of a step
+  // Tiles per batch of the tile-throughput figures (cpu_all_cores, gpu JPEG): the image's tiles
+  // repeated cyclically up to this count, so that small images still give the GPU (and all CPU
+  // cores) a batch as large as a busy frame's streaming or a packer's chunk would.
+  int batchTiles = 1024;
+  bool gpu = true;         // measure the gpu figures when built with CUDA and a device exists
 };
 
 // An RGBA8 image, row-major, top row first (imagery.h's convention).
@@ -129,6 +134,46 @@ struct Bc1Figures {
   }
 };
 
+// The archive's tiles on all CPU cores: `tiles` tiles (the image's tiles repeated up to
+// batchTiles) split into `threads` equal runs, each thread with its own himg::JpegTileDecoder
+// (decode) or encodeJpegTile calls (encode); Mpixels/s of stored texels (256 x 256 per tile)
+// over the wall time from starting the threads to joining them.
+struct CpuAllCoresFigures {
+  int threads = 0;
+  uint64_t tiles = 0;
+  double jpegDecodeMpxS = 0, jpegEncodeMpxS = 0;
+};
+
+// The GPU columns (imagery_gpu_bench.cpp; only in builds with the GPU imagery codec, on a
+// machine with a CUDA device). Timings are CUDA events around the device work alone, device
+// memory to device memory, best run (the options' repeat rule); *_end_to_end adds the host
+// work and the PCIe copies of the compressed bytes.
+struct GpuBc1Figure {
+  double psnr = 0;          // dB on the bc1 window (same texels as the CPU figures)
+  double gtexelsS = 0;      // G texels/s over `texels`
+  uint64_t texels = 0;      // the image repeated until at least 2^26 texels (a tall image)
+  bool identicalToCpu = false;  // the window's blocks equal himg::encodeBc1's, byte for byte
+};
+struct GpuImageryFigures {
+  bool measured = false;
+  std::string note;         // why not measured, or remarks
+  std::string device;       // cudaGetDeviceProperties name
+  GpuBc1Figure bc1Fast, bc1Quality;
+  uint64_t batchTiles = 0;
+  double jpegDecodeMpxS = 0;           // GpuJpegDecoder::decodeAsync of the uploaded batch
+  double jpegDecodeEndToEndMpxS = 0;   // prepare (host) + upload + decode
+  int jpegDecodeMaxDiff = -1;          // largest |GPU - JpegTileDecoder| per channel over the tiles
+  uint64_t jpegDecodeFailed = 0;       // tiles the GPU reported failed (expected 0)
+  double jpegEncodeMpxS = 0;           // GpuJpegEncoder::encodeAsync of device-resident tiles
+  double jpegEncodeEndToEndMpxS = 0;   // upload RGBA + encode + finish (host streams)
+  uint64_t jpegEncodeIdenticalTiles = 0;  // tiles whose stream equals encodeJpegTile's
+  double jpegEncodeSizeRatio = 0;      // GPU stream bytes / encodeJpegTile bytes over the tiles
+  double jpegEncodePsnrDelta = 0;      // PSNR(GPU streams) - PSNR(encodeJpegTile streams), dB
+  bool nvjpegAvailable = false;
+  double nvjpegDecodeMpxS = 0;         // nvjpegDecodeBatched of the complete tile streams
+  std::string nvjpegBackend;           // "hardware" or "default"
+};
+
 struct ImageryResult {
   std::string input;
   bool ok = false;        // measured; false: `error` says why (the figures may be partial)
@@ -139,7 +184,13 @@ struct ImageryResult {
   JpegFigures jpeg;
   TilingFigures tiling;
   Bc1Figures bc1;
+  CpuAllCoresFigures cpuAllCores;
+  GpuImageryFigures gpu;
 };
+
+// The image cut into archive tiles as TilingFigures describes: tiles row-major, each 256 x 256
+// RGBA8, one after another.
+std::vector<uint8_t> cutTiles(const RgbaImage& image, int& tilesX, int& tilesY);
 
 // Progress messages ("read", "jpeg", ...); may be empty.
 using ImageryLogFn = std::function<void(const std::string&)>;

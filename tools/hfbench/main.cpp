@@ -5,8 +5,10 @@
 //                 [--device cpu|cuda] [-q]
 //   hfbench dump INPUT... -o DIR [--window W|WxH]   one .hfr per input (demio/hfr.h), for builds
 //                 without GDAL (the GPU machine)
-//   hfbench imagery IMAGE... --json OUT.json [--quality 90] [--threads N] [--bc1-window N] [-q]
-//                 the imagery codec against TurboJPEG and libsquish (imagery_bench.h)
+//   hfbench imagery IMAGE... --json OUT.json [--quality 90] [--threads N] [--bc1-window N]
+//                 [--batch-tiles 1024] [--no-gpu] [-q]
+//                 the imagery codec against TurboJPEG and libsquish (imagery_bench.h), and on a
+//                 CUDA device its GPU twins against them and nvJPEG (imagery_gpu_bench.h)
 //
 // Exit status 0 when every input was measured and every codec decoded losslessly, else 1.
 // Errors are one line starting "Error:" on stderr; a bad input does not stop the others.
@@ -42,8 +44,9 @@ constexpr const char* kUsage =
     "[--band N] [--no-nodata] [--no-auto-mask] [--device cpu|cuda] [-q]\n"
     "       hfbench dump INPUT... -o DIR [--window W|WxH] [--band N] [--quant-step S]  "
     "(GDAL-free .hfr copies; --window W[xH] keeps the central W x W (W x H) samples of larger rasters)\n"
-    "       hfbench imagery IMAGE... --json OUT.json [--quality 90] [--threads N] [--bc1-window 1024|0] [-q]  "
-    "(JPEG and BC1 of the imagery codec against TurboJPEG and libsquish)\n"
+    "       hfbench imagery IMAGE... --json OUT.json [--quality 90] [--threads N] [--bc1-window 1024|0]\n"
+    "                 [--batch-tiles 1024] [--no-gpu] [-q]  (JPEG and BC1 of the imagery codec against\n"
+    "                 TurboJPEG and libsquish; with a CUDA device also the GPU codec and nvJPEG)\n"
     "       hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] ...  (frame times of "
     "every streaming strategy; hfbench flythrough --help)";
 
@@ -336,6 +339,11 @@ int runImagery(int argc, char** argv) {
     } else if (arg == "--threads") {
       if (!needValue(value) || !parseInt(value, 0, 1024, options.threads))
         return usageError("--threads needs an integer in 0..1024 (0 = all cores)");
+    } else if (arg == "--batch-tiles") {
+      if (!needValue(value) || !parseInt(value, 1, 1 << 16, options.batchTiles))
+        return usageError("--batch-tiles needs an integer in 1..65536");
+    } else if (arg == "--no-gpu") {
+      options.gpu = false;
     } else if (arg == "--bc1-window") {
       if (!needValue(value) || !parseInt(value, 0, 1 << 20, options.bc1Window) ||
           (options.bc1Window > 0 && options.bc1Window < 4))

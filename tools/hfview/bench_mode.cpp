@@ -42,7 +42,8 @@ int runBenchMode(const hfa::ArchiveReader& archive, hfr::StreamStrategy& strateg
     std::printf("hfview bench: imagery (%s): fill %zu tiles, flight %zu tiles uploaded, %llu bytes read, %llu bytes to "
                 "the device, %.2f tiles missing per frame (at most %zu after the first)\n",
                 !settings.imageryStream.empty() ? settings.imageryStream.c_str()
-                : std::strcmp(strategy.name(), "raw") == 0 ? "raw" : "cpu",
+                : std::strcmp(strategy.name(), "raw") == 0 ? "raw"
+                : std::strcmp(strategy.name(), "cuda") == 0 ? "cuda" : "cpu",
                 run.fill.colourTiles, s.colourUploads,
                 (unsigned long long)s.colourBytesRead, (unsigned long long)s.colourBytesToDevice, s.meanColourMissing,
                 s.maxColourMissingAfterFirst);

@@ -2,7 +2,7 @@
 //
 //   hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]
 //          [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch]
-//          [--view shaded|level|ldr|imagery|imagery-lit] [--imagery-stream cpu|raw] [--bc1 fast|quality]
+//          [--view shaded|level|ldr|imagery|imagery-lit] [--imagery-stream cpu|cuda|raw] [--bc1 fast|quality]
 //          [--no-imagery] [--wireframe]
 //          [--no-fog] [--budget MIB] [--frames N] [--background R,G,B] [--record PATH] [-q]
 //   hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M] [--speed M/S]
@@ -47,7 +47,7 @@ void usage() {
       "usage: hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]\n"
       "              [--stream cpu|raw|cuda] [--streams K] [--camera x,y,z,yaw,pitch]\n"
       "              [--view shaded|level|ldr|imagery|imagery-lit] [--no-imagery]\n"
-      "              [--imagery-stream cpu|raw] [--bc1 fast|quality]\n"
+      "              [--imagery-stream cpu|cuda|raw] [--bc1 fast|quality]\n"
       "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
       "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
       "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
@@ -60,8 +60,9 @@ void usage() {
       "Without ARCHIVE: the built-in default, Puget Sound at its true shape with its imagery\n"
       "(%s; assets/puget_sound/), or the synthetic sample terrain in builds without GDAL.\n"
       "Archives with imagery (hfpack --imagery) are shown imagery-lit unless --view says\n"
-      "otherwise; --imagery-stream cpu (default) streams it as BC1 (JPEG decoded and BC1-encoded\n"
-      "on CPU threads, --bc1 quality for cluster fit), raw as RGBA8.\n"
+      "otherwise; --imagery-stream cpu streams it as BC1 (JPEG decoded and BC1-encoded on CPU\n"
+      "threads, --bc1 quality for cluster fit), cuda the same on the GPU (JPEG bytes cross PCIe,\n"
+      "BC1 reaches the atlas inside video memory), raw as RGBA8; default: as --stream.\n"
       "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
       "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
       "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
@@ -179,8 +180,8 @@ int main(int argc, char** argv) {
       viewGiven = true;
     } else if (a == "--imagery-stream") {
       rs.imageryStream = value("--imagery-stream");
-      if (rs.imageryStream != "cpu" && rs.imageryStream != "raw")
-        return fail("--imagery-stream wants cpu or raw, got '" + rs.imageryStream + "'");
+      if (rs.imageryStream != "cpu" && rs.imageryStream != "raw" && rs.imageryStream != "cuda")
+        return fail("--imagery-stream wants cpu, cuda or raw, got '" + rs.imageryStream + "'");
     } else if (a == "--bc1") {
       const std::string v = value("--bc1");
       if (v != "fast" && v != "quality") return fail("--bc1 wants fast or quality, got '" + v + "'");

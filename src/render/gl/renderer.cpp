@@ -13,6 +13,7 @@
 
 #include "archive/archive.h"
 #include "render/gl/shader.h"
+#include "render/gl/stream_gl.h"
 #include "render/stream/colour.h"
 #include "render/stream/request.h"
 
@@ -152,10 +153,14 @@ struct Renderer::Impl final : TileSink {
         std::fprintf(stderr, "Warning: %s; drawn from an ancestor\n", error.c_str());
       m.colourFailedTiles[tile] = 1;
     }
+    bool supportsChainUpload() const override { return m.colour && m.colour->format() == ColourFormat::Bc1; }
+    void uploadColourChainFromBuffer(uint32_t layer, unsigned buffer, size_t offset) override {
+      m.uploadColourChain(layer, buffer, offset);
+    }
   };
   ColourAtlasSink colourSink{*this};
   std::unique_ptr<ColourPlanner> colourPlanner;
-  std::unique_ptr<ColourStrategy> colour;
+  std::unique_ptr<ColourStream> colour;
   std::unique_ptr<PageTable> colourPages;
   std::vector<uint8_t> colourFailedTiles;
   std::vector<uint64_t> colourWantedFrame;  // per imagery tile: the last frame it was wanted within the atlas
@@ -188,6 +193,20 @@ struct Renderer::Impl final : TileSink {
         glTextureSubImage3D(colourAtlas, GLint(m), 0, 0, GLint(layer), s, s, 1, GL_RGBA,
                             GL_UNSIGNED_BYTE, t.mips[m].data());
     }
+    ++colourUploadsThisFrame;
+  }
+  // A BC1 mip chain made on the GPU: copied from the pixel-unpack buffer into the layer,
+  // level by level, without leaving video memory.
+  void uploadColourChain(uint32_t layer, GLuint buffer, size_t offset) {
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, buffer);
+    for (int m = 0; m < colourMips; ++m) {
+      const int s = colourTileSize >> m;
+      const size_t bytes = size_t(s) * size_t(s) / 2;
+      glCompressedTextureSubImage3D(colourAtlas, GLint(m), 0, 0, GLint(layer), s, s, 1, kCompressedRgbaDxt1,
+                                    GLsizei(bytes), reinterpret_cast<const void*>(offset));
+      offset += bytes;
+    }
+    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
     ++colourUploadsThisFrame;
   }
 
@@ -481,15 +500,18 @@ bool Renderer::Impl::init(std::string& error) {
 bool Renderer::Impl::initColour(std::string& error) {
   const hfa::ImageryHeader& im = archive.imagery();
   std::string name = settings.imageryStream;
-  if (name.empty()) name = std::strcmp(strategy.name(), "raw") == 0 ? "raw" : "cpu";
-  if (name != "cpu" && name != "raw") {
-    error = "imagery stream " + name + ": must be cpu or raw";
+  // Default: the height strategy's counterpart (raw -> raw, cuda -> cuda, else cpu).
+  if (name.empty())
+    name = std::strcmp(strategy.name(), "raw") == 0 ? "raw" : std::strcmp(strategy.name(), "cuda") == 0 ? "cuda" : "cpu";
+  if (name != "cpu" && name != "raw" && name != "cuda") {
+    error = "imagery stream " + name + ": must be cpu, raw or cuda";
     return false;
   }
-  ColourFormat format = name == "cpu" ? ColourFormat::Bc1 : ColourFormat::Rgba8;
+  ColourFormat format = name == "raw" ? ColourFormat::Rgba8 : ColourFormat::Bc1;
   if (format == ColourFormat::Bc1 && !hasGlExtension("GL_EXT_texture_compression_s3tc")) {
     notes.push_back("no S3TC (GL_EXT_texture_compression_s3tc): imagery uses an RGBA8 atlas");
     format = ColourFormat::Rgba8;
+    name = "raw";
   }
   colourTileSize = im.tileSize;
   colourMips = 1;
@@ -545,8 +567,13 @@ bool Renderer::Impl::initColour(std::string& error) {
   colourWantedFrame.assign(tiles.size(), 0);
   colourPlanner = std::make_unique<ColourPlanner>(archive, *selector);
   colourPlanner->texelPixels = settings.imageryTexelPixels;
-  colour = std::make_unique<ColourStrategy>(
-      archive, format, settings.bc1Quality ? himg::Bc1Mode::Quality : himg::Bc1Mode::Fast);
+  const himg::Bc1Mode mode = settings.bc1Quality ? himg::Bc1Mode::Quality : himg::Bc1Mode::Fast;
+  if (name == "cuda") {
+    std::string note;
+    colour = makeCudaColourStream(archive, mode, note, 2, std::max<size_t>(1, settings.colourUploadsPerFrame));
+    if (!colour) notes.push_back("imagery stream cuda: " + note);
+  }
+  if (!colour) colour = std::make_unique<ColourStrategy>(archive, format, mode);
   for (size_t t : top) {
     std::string e;
     if (colour->loadNow(t, colourSink, e)) colourPages->pin(t);

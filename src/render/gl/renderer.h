@@ -78,9 +78,10 @@ struct RenderSettings {
   // Imagery (archives with an imagery section; docs/rendering.md section 4). The colour atlas
   // takes imageryBudgetFraction of atlasBudgetMiB (one budget for both, reported separately).
   bool imagery = true;               // false: no colour atlas, imagery views shade as Shaded
-  std::string imageryStream;         // "cpu" (BC1 atlas) | "raw" (RGBA8); "" = raw when the
-                                     // height strategy is raw, else cpu
-  bool bc1Quality = false;           // cpu: cluster-fit BC1 instead of the fast one-pass mode
+  std::string imageryStream;         // "cpu" (BC1 atlas, CPU decode + BC1) | "cuda" (JPEG
+                                     // decode + BC1 on the GPU, falls back to cpu) | "raw"
+                                     // (RGBA8); "" = the height strategy's name (cpu for others)
+  bool bc1Quality = false;           // cpu, cuda: cluster-fit BC1 instead of the fast one-pass mode
   double imageryBudgetFraction = 0.5;
   double imageryTexelPixels = 1.0;   // refine imagery while a texel covers more pixels
   size_t colourUploadsPerFrame = 32;  // imagery tiles uploaded per frame at most

@@ -27,6 +27,14 @@ bool cudaStreamBuilt() { return true; }
 bool cudaStreamBuilt() { return false; }
 #endif
 
+#ifndef HF_HAVE_CUDA_COLOUR
+std::unique_ptr<ColourStream> makeCudaColourStream(const hfa::ArchiveReader&, himg::Bc1Mode, std::string& note, int,
+                                                   size_t) {
+  note = "this build has no GPU imagery codec (HF_CUDA=OFF): imagery is decoded on the CPU";
+  return nullptr;
+}
+#endif
+
 namespace {
 
 class RawStreamStrategy final : public StreamStrategy {

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "render/stream/colour.h"
 #include "render/stream/stream.h"
 
 namespace hfr {
@@ -35,5 +36,13 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
 
 // True when this build has the cuda strategy (the GPU codec was built).
 bool cudaStreamBuilt();
+
+// The "cuda" imagery strategy (colour_cuda.cpp): JPEG tiles decoded, mip-mapped and BC1-coded
+// on the GPU in batches of up to batchTiles on `pairs` CUDA streams, copied into the colour
+// atlas inside video memory. nullptr with `note` (one line) when this build or machine cannot
+// (no GPU imagery codec, no CUDA device): the caller uses the CPU strategy. Interop failures
+// later (a GL context on another device) fall back to the CPU strategy inside, with a Note.
+std::unique_ptr<ColourStream> makeCudaColourStream(const hfa::ArchiveReader& archive, himg::Bc1Mode mode,
+                                                   std::string& note, int pairs = 2, size_t batchTiles = 32);
 
 }  // namespace hfr

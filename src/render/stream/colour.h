@@ -141,6 +141,16 @@ class ColourSink {
   virtual void uploadColour(const ColourTile& tile, uint32_t layer) = 0;
   // The tile cannot be loaded: it stays absent and is drawn from an ancestor.
   virtual void colourFailed(size_t tile, const std::string& error) = 0;
+  // For strategies that make BC1 on the GPU ("cuda"): the tile's whole BC1 mip chain (levels
+  // one after another, level 0 first, as hfgpu::encodeTileChainsAsync writes it) lies in GL
+  // buffer object `buffer` at byte `offset`, written by work the GL queue already follows;
+  // the sink copies it into `layer` without a round trip through host memory.
+  virtual bool supportsChainUpload() const { return false; }
+  virtual void uploadColourChainFromBuffer(uint32_t layer, unsigned buffer, size_t offset) {
+    (void)layer;
+    (void)buffer;
+    (void)offset;
+  }
 };
 
 struct ColourStats {
@@ -150,25 +160,39 @@ struct ColourStats {
   double workerMs = 0;         // worker time decoding + encoding, summed over threads
 };
 
-class ColourStrategy {
+// What the renderer streams imagery through: ColourStrategy (CPU workers: "cpu", "raw") or the
+// CUDA strategy of src/render/gl ("cuda"). Called from the render thread only.
+class ColourStream {
+ public:
+  virtual ~ColourStream() = default;
+  virtual const char* name() const = 0;
+  virtual ColourFormat format() const = 0;
+  // The tiles wanted now, most important first; replaces the queue of tiles not yet started.
+  virtual void request(const std::vector<size_t>& tiles) = 0;
+  // Hands at most about maxTiles finished tiles to the sink; never waits for work in flight.
+  virtual size_t deliver(ColourSink& sink, size_t maxTiles) = 0;
+  // Loads one tile synchronously (start-up: the top level).
+  virtual bool loadNow(size_t tile, ColourSink& sink, std::string& error) = 0;
+  virtual size_t pending() const = 0;
+  virtual ColourStats stats() const = 0;
+};
+
+class ColourStrategy final : public ColourStream {
  public:
   // "cpu" (Bc1, `mode`) or "raw" (Rgba8). threads: 0 = hardware concurrency - 1, at least 1.
   ColourStrategy(const hfa::ArchiveReader& archive, ColourFormat format,
                  himg::Bc1Mode mode = himg::Bc1Mode::Fast, int threads = 0);
-  ~ColourStrategy();
+  ~ColourStrategy() override;
   ColourStrategy(const ColourStrategy&) = delete;
   ColourStrategy& operator=(const ColourStrategy&) = delete;
 
-  const char* name() const { return format_ == ColourFormat::Bc1 ? "cpu" : "raw"; }
-  ColourFormat format() const { return format_; }
-  // The tiles wanted now, most important first; replaces the queue of tiles not yet started.
-  void request(const std::vector<size_t>& tiles);
-  // Hands at most maxTiles finished tiles to the sink; never waits.
-  size_t deliver(ColourSink& sink, size_t maxTiles);
-  // Loads one tile synchronously (start-up: the top level).
-  bool loadNow(size_t tile, ColourSink& sink, std::string& error);
-  size_t pending() const;
-  ColourStats stats() const;
+  const char* name() const override { return format_ == ColourFormat::Bc1 ? "cpu" : "raw"; }
+  ColourFormat format() const override { return format_; }
+  void request(const std::vector<size_t>& tiles) override;
+  size_t deliver(ColourSink& sink, size_t maxTiles) override;  // at most maxTiles
+  bool loadNow(size_t tile, ColourSink& sink, std::string& error) override;
+  size_t pending() const override;
+  ColourStats stats() const override;
 
   // The work of one tile (also what loadNow and tests use): payload -> RGBA8 -> mips -> format.
   static bool makeTile(const hfa::ArchiveReader& archive, size_t tile, ColourFormat format,

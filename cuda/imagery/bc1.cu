@@ -108,14 +108,21 @@ constexpr int kQualityWarps = 4;  // blocks per thread block
 
 __global__ void __launch_bounds__(32 * kQualityWarps) qualityKernel(const uint8_t* __restrict__ rgba, int width,
                                                                    BlockOut out) {
-  const int lane = threadIdx.x & 31;
-  const long long b = (long long)blockIdx.x * kQualityWarps + (threadIdx.x >> 5);
+  // The block's texels and the cluster fit's prefix sums once per warp in shared memory (per
+  // lane they would be 32 copies in local memory); lane 0 writes them, the warp reads them.
+  __shared__ hfbc1::QBlock blocks[kQualityWarps];
+  __shared__ hfbc1::ClusterSetup setups[kQualityWarps];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long b = (long long)blockIdx.x * kQualityWarps + warp;
   if (b >= (long long)out.blocksW * out.blocksH) return;  // whole warps leave together
   const int bx = int(b % out.blocksW), by = int(b / out.blocksW);
-  uint32_t w[16];
-  loadBlock(rgba, width, bx, by, w);
-  hfbc1::QBlock blk;
-  hfbc1::gather(w, blk);
+  hfbc1::QBlock& blk = blocks[warp];
+  if (lane == 0) {
+    uint32_t w[16];
+    loadBlock(rgba, width, bx, by, w);
+    hfbc1::gather(w, blk);
+  }
+  __syncwarp();
   if (blk.n == 0) {
     if (lane == 0) *out.at(bx, by) = hfbc1::block64(0, 0, 0xffffffffu);
     return;
@@ -136,8 +143,9 @@ __global__ void __launch_bounds__(32 * kQualityWarps) qualityKernel(const uint8_
   } else {
     hfbc1::axisEndpoints(blk, mean, axis, pa[0], pc[0]);
     pairs = 1;
-    hfbc1::ClusterSetup setup;
-    hfbc1::clusterSetup(blk, axis, setup);
+    hfbc1::ClusterSetup& setup = setups[warp];
+    if (lane == 0) hfbc1::clusterSetup(blk, axis, setup);
+    __syncwarp();
     // 4 clusters: every 32nd split per lane.
     float bestErr = INFINITY;
     int bestIndex = 0x7fffffff;

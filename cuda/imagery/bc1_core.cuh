@@ -169,19 +169,23 @@ HF_BC1_HD int fastError(const int rgb[16][3], uint16_t c0, uint16_t c1, uint32_t
 
 // The whole fast mode for one block given as 16 little-endian RGBA words (r | g << 8 | ...).
 HF_BC1_HD uint64_t fastBlock(const uint32_t w_in[16], const uint16_t* table) {
-  uint32_t w[16];
-  int first = -1;
-  for (int t = 0; t < 16; ++t) {
+  // Step 0. The first opaque texel's word, found without indexing by a variable (which would
+  // put the block in local memory on the GPU).
+  uint32_t w[16], first = 0;
+  bool any = false;
+  for (int t = 15; t >= 0; --t) {
     w[t] = w_in[t];
-    if (first < 0 && (w[t] & 0x80000000u)) first = t;
+    if (w[t] & 0x80000000u) {
+      first = w[t];
+      any = true;
+    }
   }
-  // Step 0.
-  if (first < 0) return block64(0, 0, 0xffffffffu);
+  if (!any) return block64(0, 0, 0xffffffffu);
   uint32_t transparent_bits = 0;
   for (int t = 0; t < 16; ++t)
     if (!(w[t] & 0x80000000u)) {
       transparent_bits |= 3u << (2 * t);
-      w[t] = w[first];
+      w[t] = first;
     }
   // Step 1.
   bool solid = true;
@@ -291,8 +295,11 @@ HF_BC1_HD int assign(const QBlock& b, uint16_t c0, uint16_t c1, uint32_t& indice
   int err = 0;
   for (int t = 0; t < b.n; ++t) {
     int best = 0, bestErr = dist2(b.rgb[t], p[0]);
-    for (int j = 1; j < usable; ++j) {
-      const int e = dist2(b.rgb[t], p[j]);
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int j = 1; j < 4; ++j) {  // a fixed bound: the palette stays in registers on the GPU
+      const int e = j < usable ? dist2(b.rgb[t], p[j]) : 0x7fffffff;
       if (e < bestErr) {
         bestErr = e;
         best = j;

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -42,8 +44,9 @@ std::vector<uint16_t> tileSamples(int level, uint32_t x, uint32_t y) {
 // 2 x 1). Returns the path.
 // With `imagery`: an imagery section of 16 x 16 texel tiles (border 2), one finer level, a
 // tile for every height tile's region (and the four sub-tiles of each level-0 tile), written
-// interleaved with the height tiles; payloads are RGBA8 (raw) or fake "jpeg" bytes (the archive
-// does not decode imagery).
+// interleaved with the height tiles; payloads are RGBA8 (raw), fake "jpeg" bytes (the archive
+// does not decode imagery) and, for the tile (k2, x0, y0), a bc1 chain (16 x 16: one level, 128
+// bytes of arbitrary blocks).
 std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Codec codec,
                          bool imagery = false) {
   hfa::Header h;
@@ -71,8 +74,11 @@ std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Code
     e.x = x;
     e.y = y;
     e.codec = (x + y) % 2 ? hfa::ImageryCodec::Raw : hfa::ImageryCodec::Jpeg;
+    if (k == 2 && x == 0 && y == 0) e.codec = hfa::ImageryCodec::Bc1;
     e.flags = x == 0 ? hfa::kImageryPartial : 0;
-    std::vector<uint8_t> payload(e.codec == hfa::ImageryCodec::Raw ? 16 * 16 * 4 : 100 + x + 7 * y);
+    std::vector<uint8_t> payload(e.codec == hfa::ImageryCodec::Raw   ? 16 * 16 * 4
+                                 : e.codec == hfa::ImageryCodec::Bc1 ? 128
+                                                                     : 100 + x + 7 * y);
     for (size_t i = 0; i < payload.size(); ++i) payload[i] = uint8_t(i * 7 + x + 3 * y + k);
     EXPECT_TRUE(w.addImageryTile(e, payload.data(), payload.size(), error)) << error;
   };
@@ -272,6 +278,113 @@ TEST(Archive, ImageryRoundTrip) {
   // The heights are unchanged by the imagery beside them.
   std::string e2;
   EXPECT_EQ(openAndDecodeAll((dir / "im.hfa").string(), e2), 0) << e2;
+  fs::remove_all(dir);
+}
+
+TEST(Archive, Bc1ChainGeometry) {
+  EXPECT_STREQ(hfa::imageryCodecName(hfa::ImageryCodec::Bc1), "bc1");
+  hfa::ImageryCodec c = hfa::ImageryCodec::Raw;
+  EXPECT_TRUE(hfa::parseImageryCodec("bc1", c));
+  EXPECT_EQ(c, hfa::ImageryCodec::Bc1);
+  EXPECT_FALSE(hfa::parseImageryCodec("dxt1", c));
+  EXPECT_EQ(hfa::imageryBc1Levels(256), 5);  // 256 .. 16
+  EXPECT_EQ(hfa::imageryBc1ChainBytes(256), 32768u + 8192u + 2048u + 512u + 128u);
+  EXPECT_EQ(hfa::imageryBc1LevelOffset(256, 1), 32768u);
+  EXPECT_EQ(hfa::imageryBc1LevelOffset(256, 4), 32768u + 8192u + 2048u + 512u);
+  EXPECT_EQ(hfa::imageryBc1Levels(4096), 5);
+  EXPECT_EQ(hfa::imageryBc1Levels(32), 2);  // 32, 16
+  EXPECT_EQ(hfa::imageryBc1ChainBytes(32), 512u + 128u);
+  EXPECT_EQ(hfa::imageryBc1Levels(16), 1);
+  EXPECT_EQ(hfa::imageryBc1ChainBytes(16), 128u);
+}
+
+// Rewrites the imagery entry of tile `tile` (index order) with `patch`, then the imagery and
+// header checksums, so that only the entry's own rules can reject it.
+void patchImageryEntry(std::vector<uint8_t>& b, size_t tile, const std::function<void(uint8_t*)>& patch) {
+  auto get32 = [&](size_t o) { return uint32_t(b[o]) | uint32_t(b[o + 1]) << 8 | uint32_t(b[o + 2]) << 16 | uint32_t(b[o + 3]) << 24; };
+  auto put32 = [&](size_t o, uint32_t v) {
+    for (int i = 0; i < 4; ++i) b[o + size_t(i)] = uint8_t(v >> (8 * i));
+  };
+  const size_t im = size_t(get32(192)) | size_t(get32(196)) << 32;
+  const uint32_t bytes = get32(200);
+  const size_t tables = (get32(im + 16) + 7) & ~size_t(7);
+  if (tile == SIZE_MAX) patch(&b[im]);  // the descriptor
+  else patch(&b[im + 64 + tables + tile * hfa::kImageryEntryBytes]);
+  put32(204, hfa::crc32(&b[im], bytes));
+  put32(252, hfa::crc32(b.data(), 252));
+}
+
+TEST(Archive, Bc1TileOfTheWrongSizeIsRefused) {
+  const fs::path dir = tempDir();
+  const std::string path = writeArchive(dir, "bc1.hfa", hfa::Codec::Hfpac, true);
+  hfa::ArchiveReader r;
+  std::string error;
+  ASSERT_TRUE(r.open(path, error)) << error;
+  const long t = r.findImagery(2, 0, 0);
+  ASSERT_GE(t, 0);
+  EXPECT_EQ(r.imageryTiles()[size_t(t)].codec, hfa::ImageryCodec::Bc1);
+  EXPECT_EQ(r.imageryTiles()[size_t(t)].size, 128u);
+  const uint8_t* data;
+  size_t size;
+  ASSERT_TRUE(r.imageryPayload(size_t(t), data, size, error)) << error;
+  EXPECT_EQ(size, 128u);
+  r.close();
+  const std::vector<uint8_t> bytes = readFile(path);
+  const std::string bad = (dir / "bc1_bad.hfa").string();
+  // The entry says 127 or 129 bytes (checksums fixed up): one line naming the tile and the sizes.
+  for (uint32_t wrong : {127u, 129u, 0u, 512u}) {
+    std::vector<uint8_t> b = bytes;
+    patchImageryEntry(b, size_t(t), [&](uint8_t* e) {
+      for (int i = 0; i < 4; ++i) e[12 + i] = uint8_t(wrong >> (8 * i));
+    });
+    writeFile(bad, b.data(), b.size());
+    hfa::ArchiveReader r2;
+    EXPECT_FALSE(r2.open(bad, error)) << wrong;
+    EXPECT_NE(error.find("imagery tile (k2, x0, y0): bc1 payload of " + std::to_string(wrong) + " bytes"),
+              std::string::npos) << error;
+    EXPECT_NE(error.find("128"), std::string::npos) << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos);
+  }
+  // A jpeg tile relabelled bc1 has the wrong size too; a codec beyond bc1 is unknown.
+  {
+    std::vector<uint8_t> b = bytes;
+    patchImageryEntry(b, 0, [](uint8_t* e) { e[1] = uint8_t(hfa::ImageryCodec::Bc1); });
+    writeFile(bad, b.data(), b.size());
+    hfa::ArchiveReader r2;
+    EXPECT_FALSE(r2.open(bad, error));
+    EXPECT_NE(error.find("bc1 payload of"), std::string::npos) << error;
+    b = bytes;
+    patchImageryEntry(b, 0, [](uint8_t* e) { e[1] = 3; });
+    writeFile(bad, b.data(), b.size());
+    EXPECT_FALSE(r2.open(bad, error));
+    EXPECT_NE(error.find("unknown codec 3"), std::string::npos) << error;
+    // The descriptor's codec: 3 is unknown (what a reader before bc1 says about 2).
+    b = bytes;
+    patchImageryEntry(b, SIZE_MAX, [](uint8_t* d) { d[4] = 3; });
+    writeFile(bad, b.data(), b.size());
+    EXPECT_FALSE(r2.open(bad, error));
+    EXPECT_EQ(error, "unknown imagery codec 3");
+  }
+  // The writer refuses what the reader would: a bc1 tile that is not a whole chain.
+  {
+    hfa::Header h;
+    h.tileLog = kLog;
+    h.width = h.height = 17;
+    hfa::ImageryHeader im;
+    im.codec = hfa::ImageryCodec::Bc1;
+    im.tileSize = 32;
+    im.border = 2;
+    hfa::ArchiveWriter w;
+    ASSERT_TRUE(w.open((dir / "w.hfa").string(), h, 1, error, &im, 2)) << error;
+    hfa::ImageryEntry e;
+    e.codec = hfa::ImageryCodec::Bc1;
+    e.level = 0;
+    const std::vector<uint8_t> chain(640, 0x11), chain_short(512, 0x11);
+    EXPECT_FALSE(w.addImageryTile(e, chain_short.data(), chain_short.size(), error));
+    EXPECT_NE(error.find("bc1 payload of 512 bytes"), std::string::npos) << error;
+    EXPECT_TRUE(w.addImageryTile(e, chain.data(), chain.size(), error)) << error;
+    w.abort();
+  }
   fs::remove_all(dir);
 }
 

@@ -6,6 +6,8 @@
 // - the world imagery over N57E011 (a real warp, EPSG:4326 5400 x 2700 onto a 1201 x 1201 SRTM
 //   tile): blue over the sea samples, not over land;
 // - imagery finer than the DEM gets finer levels, capped by --imagery-max-texels-per-sample;
+// - bc1 tiles (the BC1 mip chain, cluster fit by default): pack, verify, info, and transcode
+//   jpeg -> bc1 -> jpeg / raw (--imagery-codec), heights copied as they are;
 // - raw tiles; bad imagery inputs (not Byte, no overlap, palette without colours, georeferenced
 //   imagery on an unreferenced DEM, missing file): one "Error:" line, exit 1, no file.
 #include <gtest/gtest.h>
@@ -66,6 +68,14 @@ bool decodeImagery(const hfa::ArchiveReader& r, size_t i, std::vector<uint8_t>& 
   if (!r.imageryPayload(i, data, size, error)) return false;
   if (r.imageryTiles()[i].codec == hfa::ImageryCodec::Raw) {
     std::copy(data, data + rgba.size(), rgba.begin());
+    return true;
+  }
+  if (r.imageryTiles()[i].codec == hfa::ImageryCodec::Bc1) {
+    if (size != hfa::imageryBc1ChainBytes(T)) {
+      error = "bc1 size";
+      return false;
+    }
+    himg::decodeBc1(data, T, T, rgba.data());
     return true;
   }
   himg::JpegTileDecoder d;
@@ -280,6 +290,157 @@ TEST(HfpackImagery, FinerImageryGetsFinerLevelsAndRawTiles) {
   EXPECT_GT(vr.imageryMismatches, 0u);
 }
 
+// Payload of imagery tile i of r (checksum checked).
+std::vector<uint8_t> payloadOf(const hfa::ArchiveReader& r, size_t i) {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  std::string error;
+  EXPECT_TRUE(r.imageryPayload(i, data, size, error)) << error;
+  return data ? std::vector<uint8_t>(data, data + size) : std::vector<uint8_t>();
+}
+
+TEST(HfpackImagery, Bc1TilesPackVerifyInfoAndTranscode) {
+  const std::string dem = kDem + "/ps_height_1k.png", tex = kImagery + "/ps_texture_1k.png";
+  if (!have(dem) || !have(tex)) GTEST_SKIP() << "no Puget Sound pair";
+  TempDir dir;
+  std::string error, output;
+  translate(dem, dir / "ps257.tif", {"-outsize", "257", "257", "-r", "average"});
+  // The same imagery raw (the texels) and bc1 (library call, the default cluster-fit encoder).
+  hfpack::PackOptions o = packOptions({dir / "ps257.tif"}, dir / "raw.hfa", {tex});
+  o.imagery.codec = hfa::ImageryCodec::Raw;
+  hfpack::PackResult pr;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  o.output = dir / "bc1.hfa";
+  o.imagery.codec = hfa::ImageryCodec::Bc1;
+  EXPECT_EQ(o.imagery.bc1, himg::Bc1Mode::Quality);
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  hfa::ArchiveReader raw, bc1;
+  ASSERT_TRUE(raw.open(dir / "raw.hfa", error)) << error;
+  ASSERT_TRUE(bc1.open(dir / "bc1.hfa", error)) << error;
+  EXPECT_EQ(bc1.imagery().codec, hfa::ImageryCodec::Bc1);
+  EXPECT_EQ(bc1.imagery().quality, 0);
+  EXPECT_TRUE(bc1.imagery().jpegTables.empty());
+  ASSERT_EQ(bc1.imageryTiles().size(), raw.imageryTiles().size());
+  size_t partial = 0;
+  for (size_t i = 0; i < bc1.imageryTiles().size(); ++i) {
+    const hfa::ImageryEntry &b = bc1.imageryTiles()[i], &w = raw.imageryTiles()[i];
+    ASSERT_EQ(b.codec, hfa::ImageryCodec::Bc1);
+    ASSERT_EQ(b.size, 43648u);
+    EXPECT_EQ(b.flags, w.flags);
+    partial += (b.flags & hfa::kImageryPartial) != 0;
+    // The chain is buildMipChain + encodeBc1 (quality) of the tile's texels, level 0 first.
+    if (i % 3 == 0) {
+      const std::vector<uint8_t> texels = payloadOf(raw, i);
+      EXPECT_EQ(payloadOf(bc1, i), hftest::bc1Chain(texels.data(), 256, himg::Bc1Mode::Quality)) << i;
+    }
+  }
+  // verify: checksums, sizes, decoding, and against the warped rasters (BC1 loses little).
+  hfpack::VerifyOptions vo;
+  vo.archive = dir / "bc1.hfa";
+  vo.imagery.inputs = {tex};
+  vo.out = nullptr;
+  hfpack::VerifyResult vr;
+  ASSERT_TRUE(hfpack::verify(vo, vr, error)) << error;
+  EXPECT_TRUE(hfpack::ok(vr));
+  EXPECT_EQ(vr.imageryTiles, bc1.imageryTiles().size());
+  EXPECT_GT(vr.imageryPsnr, 30.0);
+  std::printf("bc1 (quality) against the warped imagery: %.2f dB overall, %.2f at worst, %zu partial tiles\n",
+              vr.imageryPsnr, vr.imageryMinPsnr, partial);
+  ASSERT_EQ(run("info " + (dir / "bc1.hfa"), output), 0) << output;
+  EXPECT_NE(output.find(", bc1 (BC1 mip chain of 5 levels, 43648 bytes per tile)"), std::string::npos) << output;
+  EXPECT_NE(output.find("5.328 bits/texel"), std::string::npos) << output;  // 4 bits per texel + the mips
+  // The command line: --imagery-codec bc1 --imagery-bc1 fast, then verify --imagery.
+  ASSERT_EQ(run((dir / "ps257.tif") + " -o " + (dir / "fast.hfa") + " -q --imagery " + tex +
+                    " --imagery-codec bc1 --imagery-bc1 fast",
+                output),
+            0)
+      << output;
+  {
+    hfa::ArchiveReader fast;
+    ASSERT_TRUE(fast.open(dir / "fast.hfa", error)) << error;
+    ASSERT_EQ(fast.imageryTiles().size(), raw.imageryTiles().size());
+    const std::vector<uint8_t> texels = payloadOf(raw, 1);
+    EXPECT_EQ(payloadOf(fast, 1), hftest::bc1Chain(texels.data(), 256, himg::Bc1Mode::Fast));
+  }
+  ASSERT_EQ(run("verify " + (dir / "fast.hfa") + " -q --imagery " + tex, output), 0) << output;
+  EXPECT_NE(output.find("0 bad"), std::string::npos) << output;
+  EXPECT_NE(output.find("0 mismatches"), std::string::npos) << output;
+
+  // transcode jpeg -> bc1 (imagery only: the heights are copied byte for byte).
+  o.output = dir / "jpeg.hfa";
+  o.imagery.codec = hfa::ImageryCodec::Jpeg;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  ASSERT_EQ(run("transcode " + (dir / "jpeg.hfa") + " " + (dir / "j2b.hfa") + " --imagery-codec bc1 --verify -q", output), 0)
+      << output;
+  EXPECT_NE(output.find("imagery jpeg -> bc1 (quality encoder)"), std::string::npos) << output;
+  EXPECT_NE(output.find("copied as they are (hfpac)"), std::string::npos) << output;
+  hfa::ArchiveReader jpeg, j2b;
+  ASSERT_TRUE(jpeg.open(dir / "jpeg.hfa", error)) << error;
+  ASSERT_TRUE(j2b.open(dir / "j2b.hfa", error)) << error;
+  EXPECT_EQ(j2b.header().codec, jpeg.header().codec);
+  EXPECT_EQ(j2b.header().codecOptions, jpeg.header().codecOptions);
+  ASSERT_EQ(j2b.tiles().size(), jpeg.tiles().size());
+  for (size_t i = 0; i < j2b.tiles().size(); ++i) EXPECT_EQ(j2b.tiles()[i].crc, jpeg.tiles()[i].crc) << i;
+  EXPECT_EQ(j2b.imagery().codec, hfa::ImageryCodec::Bc1);
+  EXPECT_TRUE(j2b.imagery().jpegTables.empty());
+  EXPECT_EQ(j2b.imagery().finerLevels, jpeg.imagery().finerLevels);
+  ASSERT_EQ(j2b.imageryTiles().size(), jpeg.imageryTiles().size());
+  std::vector<uint8_t> rgba;
+  for (size_t i = 0; i < j2b.imageryTiles().size(); i += 4) {
+    ASSERT_EQ(j2b.imageryTiles()[i].codec, hfa::ImageryCodec::Bc1);
+    EXPECT_EQ(j2b.imageryTiles()[i].flags, jpeg.imageryTiles()[i].flags);
+    ASSERT_TRUE(decodeImagery(jpeg, i, rgba, error)) << error;
+    EXPECT_EQ(payloadOf(j2b, i), hftest::bc1Chain(rgba.data(), 256, himg::Bc1Mode::Quality)) << i;
+  }
+  // bc1 -> jpeg (quality 85) and bc1 -> raw: decoded from level 0 of the chain.
+  ASSERT_EQ(run("transcode " + (dir / "bc1.hfa") + " " + (dir / "b2j.hfa") +
+                    " --imagery-codec jpeg --imagery-quality 85 --verify -q",
+                output),
+            0)
+      << output;
+  ASSERT_EQ(run("transcode " + (dir / "bc1.hfa") + " " + (dir / "b2r.hfa") + " --imagery-codec raw --codec raw -q", output), 0)
+      << output;
+  hfa::ArchiveReader b2j, b2r;
+  ASSERT_TRUE(b2j.open(dir / "b2j.hfa", error)) << error;
+  ASSERT_TRUE(b2r.open(dir / "b2r.hfa", error)) << error;
+  EXPECT_EQ(b2j.imagery().codec, hfa::ImageryCodec::Jpeg);
+  EXPECT_EQ(b2j.imagery().quality, 85);
+  EXPECT_EQ(b2j.imagery().jpegTables, himg::makeJpegTables(85));
+  EXPECT_EQ(b2r.header().codec, hfa::Codec::Raw);
+  std::vector<uint8_t> fromBc1, viaJpeg;
+  for (size_t i = 0; i < bc1.imageryTiles().size(); ++i) {
+    ASSERT_TRUE(decodeImagery(bc1, i, fromBc1, error)) << error;
+    EXPECT_EQ(payloadOf(b2r, i), fromBc1) << i;
+    ASSERT_TRUE(decodeImagery(b2j, i, viaJpeg, error)) << error;
+    for (size_t k = 3; k < fromBc1.size(); k += 4) ASSERT_EQ(viaJpeg[k], fromBc1[k]) << "coverage, tile " << i;
+    EXPECT_GT(himg::psnrRgb(fromBc1.data(), viaJpeg.data(), fromBc1.size() / 4), 25.0) << i;  // JPEG 85 of BC1 blocks: 28-35 dB
+  }
+  std::string e2;
+  EXPECT_TRUE(hfpack::sameContent(bc1, b2r, 2, e2, false)) << e2;  // the same heights and tile set
+  EXPECT_FALSE(hfpack::sameContent(bc1, b2r, 2, e2, true));
+
+  // Refusals: one line, exit 1, no file.
+  struct Case {
+    std::string args, expect;
+  } cases[] = {
+      {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa"), "needs --codec"},
+      {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa") + " --imagery-codec dxt1", "must be jpeg, raw or bc1"},
+      {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa") + " --codec raw --imagery-bc1 fast",
+       "--imagery-bc1 needs --imagery-codec"},
+      {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa") + " --imagery-codec bc1 --imagery-bc1 slow",
+       "--imagery-bc1 slow"},
+      {"transcode " + (dir / "ps257.hfa") + " " + (dir / "x.hfa") + " --imagery-codec bc1", "no imagery to re-code"},
+  };
+  ASSERT_EQ(run((dir / "ps257.tif") + " -o " + (dir / "ps257.hfa") + " -q", output), 0) << output;
+  for (const Case& c : cases) {
+    EXPECT_EQ(run(c.args, output), 1) << c.args << "\n" << output;
+    EXPECT_EQ(output.rfind("Error: ", 0), 0u) << output;
+    EXPECT_EQ(std::count(output.begin(), output.end(), '\n'), 1) << output;
+    EXPECT_NE(output.find(c.expect), std::string::npos) << c.args << "\n" << output;
+    EXPECT_FALSE(fs::exists(dir / "x.hfa")) << c.args;
+  }
+}
+
 TEST(HfpackImagery, BadImageryInputs) {
   const std::string ps = kDem + "/ps_height_1k.png", n57 = kDem + "/N57E011.hgt";
   const std::string tex = kImagery + "/ps_texture_1k.png", world = kImagery + "/world_topo.vrt";
@@ -307,7 +468,8 @@ TEST(HfpackImagery, BadImageryInputs) {
       {ps + " -o " + out + " --imagery " + world, "the DEM is not"},
       {ps + " -o " + out + " --imagery " + (dir / "missing.png"), "No such file"},
       {ps + " -o " + out + " --imagery " + tex + " --imagery-quality 0", "--imagery-quality 0"},
-      {ps + " -o " + out + " --imagery " + tex + " --imagery-codec png", "--imagery-codec png"},
+      {ps + " -o " + out + " --imagery " + tex + " --imagery-codec png", "must be jpeg, raw or bc1"},
+      {ps + " -o " + out + " --imagery " + tex + " --imagery-codec bc1 --imagery-bc1 best", "--imagery-bc1 best"},
       {ps + " -o " + out + " --imagery " + tex + " --imagery-resampling mode", "--imagery-resampling mode"},
       {ps + " -o " + out + " --imagery " + tex + " --imagery-max-texels-per-sample 0.5", "max-texels"},
       {"verify " + out + " --imagery " + tex, ""},  // no archive: its own error
@@ -331,9 +493,13 @@ TEST(HfpackImagery, BadImageryInputs) {
   EXPECT_NE(output.find("bits/texel"), std::string::npos) << output;
   ASSERT_EQ(run("verify " + out + " -q --imagery " + tex, output), 0) << output;
   EXPECT_NE(output.find("0 mismatches"), std::string::npos) << output;
-  // transcode keeps the imagery; imagery options are refused there.
+  // transcode keeps the imagery unless --imagery-codec; how to code it needs that option, and
+  // how it was warped is not an option there.
   ASSERT_EQ(run("transcode " + out + " " + (dir / "t.hfa") + " --codec raw -q --imagery-quality 50", output), 1);
+  EXPECT_NE(output.find("--imagery-quality needs --imagery-codec"), std::string::npos) << output;
+  ASSERT_EQ(run("transcode " + out + " " + (dir / "t.hfa") + " --codec raw -q --imagery-resampling cubic", output), 1);
   EXPECT_NE(output.find("not an option of hfpack transcode"), std::string::npos) << output;
+  EXPECT_FALSE(fs::exists(dir / "t.hfa"));
 }
 
 // Grey, palette and mosaic inputs: a grey band gives r = g = b; a palette with colours is

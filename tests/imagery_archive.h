@@ -47,10 +47,26 @@ inline void imageryTile(const hfa::Header& h, const hfa::ImageryHeader& im, int 
     }
 }
 
+// A bc1 payload (docs/archive.md section 6) written out here from the himg primitives, not with
+// hfpack's encodeImageryTile: the tile's mip chain, each level BC1-encoded, level 0 first.
+inline std::vector<uint8_t> bc1Chain(const uint8_t* rgba, int T, himg::Bc1Mode mode) {
+  std::vector<std::vector<uint8_t>> mips;
+  const int levels = hfa::imageryBc1Levels(T);
+  himg::buildMipChain(rgba, T, levels, mips);
+  std::vector<uint8_t> out;
+  for (int m = 0; m < levels; ++m) {
+    std::vector<uint8_t> blocks(size_t(T >> m) * size_t(T >> m) / 2);
+    himg::encodeBc1(mips[size_t(m)].data(), T >> m, T >> m, mode, blocks.data());
+    out.insert(out.end(), blocks.begin(), blocks.end());
+  }
+  return out;
+}
+
 // Copies `in` to `out` (heights unchanged) with an imagery section: codec, quality,
-// `finer` imagery-only levels. False with an error.
+// `finer` imagery-only levels (bc1 tiles: `bc1Mode`). False with an error.
 inline bool addImagery(const std::string& in, const std::string& out, const RgbaImage& img,
-                       hfa::ImageryCodec codec, int quality, int finer, std::string& error) {
+                       hfa::ImageryCodec codec, int quality, int finer, std::string& error,
+                       himg::Bc1Mode bc1Mode = himg::Bc1Mode::Fast) {
   hfa::ArchiveReader r;
   if (!r.open(in, error)) return false;
   const hfa::Header& h = r.header();
@@ -79,6 +95,7 @@ inline bool addImagery(const std::string& in, const std::string& out, const Rgba
     for (size_t i = 3; i < tile.size(); i += 4) partial |= tile[i] == 0;
     e.flags = partial ? hfa::kImageryPartial : 0;
     if (codec == hfa::ImageryCodec::Raw) payload = tile;
+    else if (codec == hfa::ImageryCodec::Bc1) payload = bc1Chain(tile.data(), im.tileSize, bc1Mode);
     else if (!himg::encodeJpegTile(tile.data(), im.tileSize, quality, payload, error)) return false;
     return w.addImageryTile(e, payload.data(), payload.size(), error);
   };

@@ -6,7 +6,10 @@
 // - no seams at imagery tile borders: colour steps across tile borders are no larger than
 //   inside tiles;
 // - a corrupt imagery tile is counted and drawn from its ancestor (no hole, no magenta);
-// - finer imagery-only levels are used when the camera is close.
+// - finer imagery-only levels are used when the camera is close;
+// - bc1 tiles (the stored BC1 mip chain): a BC1 atlas gets exactly the stored blocks (the same
+//   blocks the CPU strategy makes from the same texels), an RGBA8 atlas their decoding; corrupt
+//   bc1 archives give one-line errors, never a crash; they render like the others.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -27,6 +31,7 @@
 #include "archive/archive.h"
 #include "imagery_archive.h"
 #include "render/gl/renderer.h"
+#include "render/stream/colour.h"
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LeakSanitizer + Mesa)
 
@@ -45,7 +50,7 @@ fs::path scratch() {
 }
 
 struct Fixture {
-  std::string skip, heights, jpeg, raw, finer;
+  std::string skip, heights, jpeg, raw, finer, bc1;
   hftest::RgbaImage texture;
 };
 
@@ -81,8 +86,10 @@ const Fixture& fixture() {
     x.jpeg = (scratch() / "ps_jpeg.hfa").string();
     x.raw = (scratch() / "ps_raw.hfa").string();
     x.finer = (scratch() / "ps_finer.hfa").string();
+    x.bc1 = (scratch() / "ps_bc1.hfa").string();
     if (!hftest::addImagery(x.heights, x.jpeg, x.texture, hfa::ImageryCodec::Jpeg, 90, 0, error) ||
         !hftest::addImagery(x.heights, x.raw, x.texture, hfa::ImageryCodec::Raw, 0, 0, error) ||
+        !hftest::addImagery(x.heights, x.bc1, x.texture, hfa::ImageryCodec::Bc1, 0, 0, error, himg::Bc1Mode::Fast) ||
         !hftest::addImagery(x.heights, x.finer, x.texture, hfa::ImageryCodec::Jpeg, 90, 1, error))
       x.skip = "adding imagery: " + error;
     return x;
@@ -242,6 +249,119 @@ TEST(RenderImagery, RawImageryTilesToo) {
   std::string error;
   ASSERT_TRUE(render(fixture().raw, "cpu", v, error)) << error;
   expectFollowsTexture(v, "raw tiles, BC1 atlas");
+}
+
+TEST(RenderImagery, Bc1TilesRenderWithBothAtlases) {
+  REQUIRE_FIXTURE();
+  for (const char* stream : {"cpu", "raw"}) {
+    View v;
+    std::string error;
+    ASSERT_TRUE(render(fixture().bc1, stream, v, error)) << error;
+    EXPECT_TRUE(v.renderer->settled());
+    EXPECT_EQ(v.st.colourMissing, 0u);
+    EXPECT_EQ(v.st.colourFailed, 0u);
+    expectFollowsTexture(v, (std::string("bc1 tiles, ") + stream).c_str());
+  }
+}
+
+// GL-free: ColourStrategy::makeTile on bc1 tiles.
+TEST(RenderImagery, Bc1TileUploadsTheStoredChain) {
+  if (!fixture().skip.empty()) GTEST_SKIP() << fixture().skip;
+  hfa::ArchiveReader bc1, raw;
+  std::string error;
+  ASSERT_TRUE(bc1.open(fixture().bc1, error)) << error;
+  ASSERT_TRUE(raw.open(fixture().raw, error)) << error;
+  ASSERT_EQ(bc1.imagery().codec, hfa::ImageryCodec::Bc1);
+  ASSERT_EQ(bc1.imageryTiles().size(), raw.imageryTiles().size());
+  const int T = bc1.imagery().tileSize;
+  himg::JpegTileDecoder decoder;  // no tables: a bc1 tile never touches it
+  for (size_t t = 0; t < bc1.imageryTiles().size(); t += 7) {
+    const uint8_t* data;
+    size_t size;
+    ASSERT_TRUE(bc1.imageryPayload(t, data, size, error)) << error;
+    ASSERT_EQ(size, 43648u);
+    // BC1 atlas: the stored levels, byte for byte, as separate mips.
+    hfr::ColourTile got;
+    uint64_t read = 0;
+    ASSERT_TRUE(hfr::ColourStrategy::makeTile(bc1, t, hfr::ColourFormat::Bc1, himg::Bc1Mode::Quality, decoder, got,
+                                              read)) << got.error;
+    EXPECT_EQ(read, size);
+    ASSERT_EQ(got.mips.size(), size_t(himg::kTileMipLevels));
+    std::vector<uint8_t> joined;
+    for (int m = 0; m < himg::kTileMipLevels; ++m) {
+      EXPECT_EQ(got.mips[size_t(m)].size(), size_t(T >> m) * size_t(T >> m) / 2) << m;
+      joined.insert(joined.end(), got.mips[size_t(m)].begin(), got.mips[size_t(m)].end());
+    }
+    EXPECT_TRUE(std::equal(joined.begin(), joined.end(), data, data + size)) << "tile " << t;
+    // ... which is what the CPU strategy makes from the same texels (raw twin, fast encoder).
+    hfr::ColourTile cpu;
+    ASSERT_TRUE(hfr::ColourStrategy::makeTile(raw, t, hfr::ColourFormat::Bc1, himg::Bc1Mode::Fast, decoder, cpu,
+                                              read)) << cpu.error;
+    EXPECT_EQ(cpu.mips, got.mips) << "tile " << t;
+    // RGBA8 atlas: every level decoded.
+    hfr::ColourTile rgba;
+    read = 0;
+    ASSERT_TRUE(hfr::ColourStrategy::makeTile(bc1, t, hfr::ColourFormat::Rgba8, himg::Bc1Mode::Fast, decoder, rgba,
+                                              read)) << rgba.error;
+    EXPECT_EQ(read, size);
+    ASSERT_EQ(rgba.mips.size(), got.mips.size());
+    for (size_t m = 0; m < got.mips.size(); ++m) {
+      const int s2 = T >> m;
+      std::vector<uint8_t> want(size_t(s2) * size_t(s2) * 4);
+      himg::decodeBc1(got.mips[m].data(), s2, s2, want.data());
+      EXPECT_EQ(rgba.mips[m], want) << "tile " << t << " level " << m;
+    }
+  }
+}
+
+// Fuzz-style: bytes of a bc1 archive flipped at random (index, payloads); open and every tile's
+// makeTile either succeed or give one line, never crash (run under ASan in CI).
+TEST(RenderImagery, CorruptBc1ArchivesNeverCrash) {
+  if (!fixture().skip.empty()) GTEST_SKIP() << fixture().skip;
+  std::ifstream in(fixture().bc1, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t imageryStart = 0;
+  {
+    hfa::ArchiveReader r;
+    std::string error;
+    ASSERT_TRUE(r.open(fixture().bc1, error)) << error;
+    imageryStart = bytes[192] | uint64_t(bytes[193]) << 8 | uint64_t(bytes[194]) << 16 | uint64_t(bytes[195]) << 24;
+    ASSERT_GT(imageryStart, 0u);
+  }
+  const std::string bad = (scratch() / "ps_bc1_bad.hfa").string();
+  std::mt19937 rng(11);
+  size_t opened = 0, failedTiles = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<uint8_t> b = bytes;
+    // Half the trials hit the imagery index, half anywhere (mostly payloads).
+    const uint64_t lo = trial % 2 ? imageryStart : 0, hi = trial % 2 ? imageryStart + 64 + 32 * 90 : b.size();
+    for (int f = 0; f < 1 + trial % 3; ++f)
+      b[size_t(lo + rng() % (std::min<uint64_t>(hi, b.size()) - lo))] ^= uint8_t(1u << (rng() % 8));
+    std::ofstream(bad, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(b.data()), std::streamsize(b.size()));
+    hfa::ArchiveReader r;
+    std::string error;
+    if (!r.open(bad, error)) {
+      EXPECT_FALSE(error.empty());
+      EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+      continue;
+    }
+    ++opened;
+    himg::JpegTileDecoder decoder;
+    for (size_t t = 0; t < r.imageryTiles().size(); ++t)
+      for (hfr::ColourFormat format : {hfr::ColourFormat::Bc1, hfr::ColourFormat::Rgba8}) {
+        hfr::ColourTile tile;
+        uint64_t read = 0;
+        if (!hfr::ColourStrategy::makeTile(r, t, format, himg::Bc1Mode::Fast, decoder, tile, read)) {
+          ++failedTiles;
+          EXPECT_NE(tile.error.find("imagery tile (k"), std::string::npos) << tile.error;
+          EXPECT_EQ(tile.error.find('\n'), std::string::npos) << tile.error;
+        } else {
+          EXPECT_EQ(tile.mips.size(), size_t(himg::kTileMipLevels));
+        }
+      }
+  }
+  EXPECT_GT(opened, 0u);
+  EXPECT_GT(failedTiles, 0u);  // a flipped payload byte is a checksum mismatch naming the tile
 }
 
 // Colour steps between neighbouring pixels: the largest mean step along pixel columns that

@@ -33,6 +33,7 @@ const char* imageryCodecName(ImageryCodec c) {
   switch (c) {
     case ImageryCodec::Raw: return "raw";
     case ImageryCodec::Jpeg: return "jpeg";
+    case ImageryCodec::Bc1: return "bc1";
   }
   return "unknown";
 }
@@ -40,8 +41,28 @@ const char* imageryCodecName(ImageryCodec c) {
 bool parseImageryCodec(const std::string& s, ImageryCodec& c) {
   if (s == "raw") c = ImageryCodec::Raw;
   else if (s == "jpeg") c = ImageryCodec::Jpeg;
+  else if (s == "bc1") c = ImageryCodec::Bc1;
   else return false;
   return true;
+}
+
+int imageryBc1Levels(int tileSize) {
+  int n = 1;
+  while (n < kImageryBc1MaxLevels && (tileSize >> n) >= 16) ++n;
+  return n;
+}
+
+uint64_t imageryBc1LevelOffset(int tileSize, int level) {
+  uint64_t offset = 0;
+  for (int m = 0; m < level; ++m) {
+    const uint64_t s = uint64_t(tileSize >> m);
+    offset += s * s / 2;  // 16 texels per 8-byte block
+  }
+  return offset;
+}
+
+uint64_t imageryBc1ChainBytes(int tileSize) {
+  return imageryBc1LevelOffset(tileSize, imageryBc1Levels(tileSize));
 }
 
 namespace {

@@ -16,7 +16,7 @@
 // - Nothing here throws except std::bad_alloc; errors are returned as one-line strings
 //   (no "Error:" prefix, no trailing newline).
 // - Imagery (version 2): an optional second tile set of colour tiles that follows the same
-//   quadtree (ImageryHeader below, docs/archive.md section 5). Version-1 archives (no imagery)
+//   quadtree (ImageryHeader below, docs/archive.md section 6). Version-1 archives (no imagery)
 //   open everywhere; the writer always writes version 2.
 #pragma once
 
@@ -82,16 +82,32 @@ struct Header {
   static int naturalLevels(uint32_t width, uint32_t height, int tileLog);
 };
 
-// ---- imagery (docs/archive.md section 5) ----
+// ---- imagery (docs/archive.md section 6) ----
 // Imagery level k covers the region of height level L = k - finerLevels: tile (k, x, y) with
 // L >= 0 spans the height tile (L, x, y) exactly; with L < 0 (imagery finer than the DEM) it is
 // one of the 4^-L sub-tiles of a level-0 tile. A tile is tileSize^2 RGBA texels whose content
 // (tileSize - 2 border) spans the region; the border repeats the neighbours (filtering).
 // Texel i of a tile at level L with origin x: level-0 sample coordinate
 //   X = x (p - 1) 2^L + (i + 0.5 - border) (p - 1) 2^L / content   (sample centres at integers).
-enum class ImageryCodec : uint8_t { Raw = 0, Jpeg = 1 };
-const char* imageryCodecName(ImageryCodec c);                   // "raw", "jpeg"
+//
+// Codecs (docs/archive.md section 6): raw (RGBA8 texels), jpeg (abbreviated JPEG, shared tables),
+// bc1 (the tile's BC1 mip chain as the GPU samples it: uploaded without decoding).
+enum class ImageryCodec : uint8_t { Raw = 0, Jpeg = 1, Bc1 = 2 };
+const char* imageryCodecName(ImageryCodec c);                   // "raw", "jpeg", "bc1"
 bool parseImageryCodec(const std::string& s, ImageryCodec& c);  // accepts the names above
+
+// A bc1 tile is the BC1 (DXT1) mip chain of the tile's texels: levels m = 0 .. n - 1 of
+// (tileSize >> m)^2 texels, n = imageryBc1Levels(tileSize) (the levels down to 16 x 16 texels,
+// at most kImageryBc1MaxLevels: 256 .. 16 for the default 256), one after another, level 0 first,
+// each level's 4x4 blocks row-major, 8 bytes per block (himg::encodeBc1). Alpha (coverage) is
+// BC1's punch-through alpha: uncovered texels are index 3 of 3-colour blocks. The chain is the
+// renderer's own (himg::buildMipChain + himg::encodeBc1 per level), so it is uploaded as stored.
+constexpr int kImageryBc1MaxLevels = 5;  // = himg::kTileMipLevels (checked where both are seen)
+int imageryBc1Levels(int tileSize);
+// Byte offset of level m in the chain (m = levels: the chain's size).
+uint64_t imageryBc1LevelOffset(int tileSize, int level);
+// Exact payload size of a bc1 tile (43648 bytes for 256 x 256 texels: 4 bits per texel + mips).
+uint64_t imageryBc1ChainBytes(int tileSize);
 
 enum : uint16_t {
   kImageryPartial = 1u << 0,  // some texels are not covered by the source (alpha 0)
@@ -103,11 +119,12 @@ constexpr int kMaxImageryFinerLevels = 8;
 
 struct ImageryHeader {
   ImageryCodec codec = ImageryCodec::Jpeg;  // what the packer used (tiles say their own)
+                                            // jpeg tiles need jpegTables (raw and bc1: empty)
   int tileSize = 256;           // texels per side, border included (multiple of 16, 16..4096)
   int border = 4;               // texels on each side (< tileSize / 4)
   int finerLevels = 0;          // imagery-only levels below height level 0 (0..8)
   int levels = 0;               // imagery levels = Header::levels + finerLevels (set by the writer)
-  int quality = 0;              // JPEG quality 1..100 (0 for raw)
+  int quality = 0;              // JPEG quality 1..100 (0 for raw and bc1)
   uint32_t flags = 0;           // bit 0: the source was not georeferenced (stretched to the DEM)
   double texelsPerSample = 0;   // source texels per level-0 sample (informational)
   std::vector<uint8_t> jpegTables;  // tables-only JPEG stream shared by every jpeg tile
@@ -122,7 +139,8 @@ struct ImageryEntry {
   ImageryCodec codec = ImageryCodec::Jpeg;
   uint16_t flags = 0;           // kImageryPartial
   uint32_t x = 0, y = 0;
-  uint32_t size = 0;            // payload bytes (raw: tileSize^2 * 4, RGBA8 row-major)
+  uint32_t size = 0;            // payload bytes (raw: tileSize^2 * 4, RGBA8 row-major;
+                                // bc1: imageryBc1ChainBytes(tileSize))
   uint64_t offset = 0;
   uint32_t crc = 0;
 };

@@ -249,7 +249,8 @@ bool ArchiveReader::openImagery(uint64_t offset, uint32_t bytes, uint32_t crc,
   if (get32(d + kImMagic) != kImageryMagic) return fail("corrupt imagery section (bad magic)");
   ImageryHeader& im = imagery_;
   const uint8_t codec = d[kImCodec];
-  if (codec > uint8_t(ImageryCodec::Jpeg)) return fail("unknown imagery codec " + std::to_string(codec));
+  // Readers before bc1 stop here on a bc1 archive, with this same one-line error (docs/archive.md 6).
+  if (codec > uint8_t(ImageryCodec::Bc1)) return fail("unknown imagery codec " + std::to_string(codec));
   im.codec = ImageryCodec(codec);
   im.finerLevels = d[kImFinerLevels];
   im.levels = d[kImLevels];
@@ -273,6 +274,7 @@ bool ArchiveReader::openImagery(uint64_t offset, uint32_t bytes, uint32_t crc,
   imageryEntries_.resize(count);
   imageryLevelFirst_.assign(size_t(im.levels) + 1, 0);
   const uint64_t raw_size = uint64_t(im.tileSize) * uint64_t(im.tileSize) * 4;
+  const uint64_t bc1_size = imageryBc1ChainBytes(im.tileSize);
   const uint8_t* entries = d + kImDescriptorBytes + padded;
   for (uint32_t i = 0; i < count; ++i) {
     ImageryEntry& e = imageryEntries_[i];
@@ -287,9 +289,13 @@ bool ArchiveReader::openImagery(uint64_t offset, uint32_t bytes, uint32_t crc,
       const bool ordered = a.level != e.level ? a.level < e.level : a.y != e.y ? a.y < e.y : a.x < e.x;
       if (!ordered) return fail(name + ": imagery index not sorted by (level, y, x)");
     }
-    if (e.codec != ImageryCodec::Raw && e.codec != ImageryCodec::Jpeg)
+    if (e.codec != ImageryCodec::Raw && e.codec != ImageryCodec::Jpeg && e.codec != ImageryCodec::Bc1)
       return fail(name + ": unknown codec " + std::to_string(int(e.codec)));
     if (e.codec == ImageryCodec::Raw && e.size != raw_size) return fail(name + ": raw payload size");
+    if (e.codec == ImageryCodec::Bc1 && e.size != bc1_size)
+      return fail(name + ": bc1 payload of " + std::to_string(e.size) + " bytes, not the " +
+                  std::to_string(bc1_size) + " of a " + std::to_string(im.tileSize) + " x " +
+                  std::to_string(im.tileSize) + " BC1 mip chain");
     if (e.codec == ImageryCodec::Jpeg && tables == 0) return fail(name + ": jpeg tile without tables");
     if (e.offset < payloadOffset || e.offset > fileSize || e.size > fileSize - e.offset)
       return fail(name + ": payload outside the payload area");

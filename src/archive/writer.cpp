@@ -85,7 +85,8 @@ bool ArchiveWriter::open(const std::string& path, const Header& header, size_t m
     if (im.tileSize < 16 || im.tileSize > 4096 || im.tileSize % 16 || im.border < 0 ||
         im.border * 4 >= im.tileSize || im.finerLevels < 0 ||
         im.finerLevels > kMaxImageryFinerLevels || im.levels > 255 || im.quality < 0 ||
-        im.quality > 100 || maxImageryTiles > 0xffffffffu || im.jpegTables.size() > (1u << 20)) {
+        im.quality > 100 || maxImageryTiles > 0xffffffffu || im.jpegTables.size() > (1u << 20) ||
+        uint8_t(im.codec) > uint8_t(ImageryCodec::Bc1)) {
       error = "invalid imagery geometry";
       return false;
     }
@@ -169,6 +170,27 @@ bool ArchiveWriter::addImageryTile(ImageryEntry entry, const uint8_t* payload, s
   }
   if (imageryEntries_.size() >= maxImageryTiles_) {
     error = "more imagery tiles than reserved in the index";
+    return false;
+  }
+  // What the reader refuses is refused here, so that no archive is written that cannot be opened.
+  const std::string name = "imagery tile (k" + std::to_string(entry.level) + ", x" + std::to_string(entry.x) +
+                           ", y" + std::to_string(entry.y) + ")";
+  const uint64_t T = uint64_t(imagery_.tileSize);
+  if (entry.codec == ImageryCodec::Raw && size != T * T * 4) {
+    error = name + ": raw payload of " + std::to_string(size) + " bytes, not " + std::to_string(T * T * 4);
+    return false;
+  }
+  if (entry.codec == ImageryCodec::Bc1 && size != imageryBc1ChainBytes(imagery_.tileSize)) {
+    error = name + ": bc1 payload of " + std::to_string(size) + " bytes, not the " +
+            std::to_string(imageryBc1ChainBytes(imagery_.tileSize)) + " of a BC1 mip chain";
+    return false;
+  }
+  if (entry.codec == ImageryCodec::Jpeg && imagery_.jpegTables.empty()) {
+    error = name + ": jpeg tile without JPEG tables in the imagery header";
+    return false;
+  }
+  if (entry.codec != ImageryCodec::Raw && entry.codec != ImageryCodec::Jpeg && entry.codec != ImageryCodec::Bc1) {
+    error = name + ": unknown codec " + std::to_string(int(entry.codec));
     return false;
   }
   if (!appendPayload(payload, size, "imagery tile", entry.offset, entry.size, entry.crc, error)) return false;

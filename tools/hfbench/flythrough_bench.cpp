@@ -28,7 +28,7 @@ int fail(const std::string& msg) {
 }
 
 const char* kUsage =
-    "usage: hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] [--name NAME]\n"
+    "usage: hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--bc1 BC1.hfa] [--out DIR] [--name NAME]\n"
     "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
     "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
     "         [--no-prefetch] [--note TEXT] [-q]\n"
@@ -38,7 +38,10 @@ const char* kUsage =
     "When HFPAC has imagery (hfpack --imagery; RAW its transcode), two more runs compare it:\n"
     "cpu with RGBA8 imagery uploads (imagery raw) and cpu without imagery; every other run\n"
     "streams imagery as its strategy does by default (raw: RGBA8, cpu: JPEG decode + BC1 on\n"
-    "CPU threads, cuda: JPEG decode + BC1 on the GPU).\n"
+    "CPU threads, cuda: JPEG decode + BC1 on the GPU). A third, cpu, imagery bc1, flies the\n"
+    "imagery's bc1 twin (hfpack transcode HFPAC BC1.hfa --imagery-codec bc1: the BC1 mip chains\n"
+    "stored, uploaded as they are): --bc1, else HFPAC's name with _bc1 beside it when it exists;\n"
+    "without one that run is skipped with a note.\n"
     "Writes DIR/NAME-<run>.csv (one row per frame), DIR/NAME.md (the report) and\n"
     "DIR/NAME-frametime.png. Defaults: DIR '.', NAME from HFPAC's file name, 1920x1080,\n"
     "tau 1, the diagonal at 1/3 of the maximum height at 8000 m/s, dt 1/60 s, frames to cover\n"
@@ -49,7 +52,7 @@ struct RunSpec {
   std::string file;      // for the CSV name: "raw", "cpu", "cuda2", "cuda2-rbuc"
   std::string strategy;  // factory name
   int streams = 2;
-  int archive = 0;       // 0 raw, 1 hfpac, 2 rbuc
+  int archive = 0;       // index into the archives: 0 raw, 1 hfpac, then rbuc and bc1 when given
   std::string imagery;   // "" = the renderer's default for the strategy, "raw" (RGBA8), "off"
 };
 
@@ -187,7 +190,7 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                  const hfr::RenderSettings& rs, const hfr::FlythroughOptions& fly,
                  const std::vector<const hfa::ArchiveReader*>& archives,
                  const std::vector<std::string>& archivePaths, const std::vector<Measured>& runs,
-                 const std::string& plotFile, std::string& error) {
+                 const std::string& plotFile, const std::string& bc1Skipped, std::string& error) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
   if (!f) {
     error = "cannot write " + path + ": " + std::strerror(errno);
@@ -267,15 +270,30 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                     "the same number of imagery layers.\n\n",
                  archivePaths[1].c_str(), archives[1]->imageryTiles().size(), im.tileSize, im.tileSize,
                  hfa::imageryCodecName(im.codec), im.levels, im.finerLevels);
+    for (size_t i = 2; i < archives.size(); ++i)
+      if (archives[i] && archives[i]->hasImagery() && archives[i]->imagery().codec == hfa::ImageryCodec::Bc1 &&
+          im.codec != hfa::ImageryCodec::Bc1) {
+        uint64_t a = 0, b = 0;
+        for (const auto& t : archives[1]->imageryTiles()) a += t.size;
+        for (const auto& t : archives[i]->imageryTiles()) b += t.size;
+        std::fprintf(o, "`%s`: its bc1 twin (BC1 mip chains stored, uploaded as they are): %s MiB of imagery "
+                        "payloads against %s MiB (%s x).\n\n",
+                     archivePaths[i].c_str(), mib(double(b)).c_str(), mib(double(a)).c_str(),
+                     ratio(double(b), double(a)).c_str());
+      }
+    if (!bc1Skipped.empty()) std::fprintf(o, "%s\n\n", bc1Skipped.c_str());
     std::fprintf(o, "| run | imagery | fill imagery tiles | flight imagery tiles | imagery read MiB (flight) | "
                     "imagery host->device MiB (fill + flight) | heights host->device MiB | missing imagery / frame | "
                     "max missing after the first frame | imagery render-thread ms (median, p99) | render CPU median ms | median frame ms |\n");
     std::fprintf(o, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const auto& m : runs) {
       const auto& s = m.sum;
+      const hfa::ArchiveReader& ar = *archives[size_t(m.spec.archive)];
+      const bool bc1Tiles = ar.hasImagery() && ar.imagery().codec == hfa::ImageryCodec::Bc1;
       const std::string mode = m.spec.imagery == "off" ? "off"
                                : !m.spec.imagery.empty() ? m.spec.imagery + " (RGBA8)"
-                               : m.spec.strategy == "raw" ? "raw (RGBA8)" : "cpu (BC1)";
+                               : m.spec.strategy == "raw" ? (bc1Tiles ? "bc1 tiles decoded (RGBA8)" : "raw (RGBA8)")
+                               : bc1Tiles ? "bc1 tiles (BC1 as stored)" : "cpu (BC1)";
       std::fprintf(o, "| %s | %s | %zu | %zu | %s | %s | %s | %.2f | %zu | %.3f, %.3f | %.3f | %.3f |\n", m.spec.label.c_str(),
                    mode.c_str(), m.run.fill.colourTiles, s.colourUploads, mib(double(s.colourBytesRead)).c_str(),
                    mib(double(s.colourBytesToDevice + m.run.fill.colourBytesToDevice)).c_str(),
@@ -284,9 +302,13 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                    s.meanColourMissing, s.maxColourMissingAfterFirst, s.medianColourCpuMs, s.p99ColourCpuMs,
                    s.medianRenderCpuMs, s.medianMs);
     }
-    const Measured *cpu = nullptr, *cpuOff = nullptr, *cpuRaw = nullptr;
+    const Measured *cpu = nullptr, *cpuOff = nullptr, *cpuRaw = nullptr, *cpuBc1 = nullptr;
     for (const auto& m : runs) {
       if (m.spec.strategy != "cpu" || m.name != "cpu") continue;
+      if (m.spec.archive != 1) {
+        if (m.spec.imagery.empty() && archives[size_t(m.spec.archive)]->hasImagery()) cpuBc1 = &m;
+        continue;
+      }
       if (m.spec.imagery.empty()) cpu = &m;
       else if (m.spec.imagery == "off") cpuOff = &m;
       else if (m.spec.imagery == "raw") cpuRaw = &m;
@@ -308,6 +330,17 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
         const double rgba = double(cpuRaw->sum.colourBytesToDevice + cpuRaw->run.fill.colourBytesToDevice);
         std::fprintf(o, "| (imagery host->device, BC1 / RGBA8) | %s / %s MiB = %s | |\n", mib(bc1).c_str(),
                      mib(rgba).c_str(), ratio(bc1, rgba).c_str());
+      }
+      if (cpuBc1) {
+        std::fprintf(o, "| (imagery read in flight, bc1 tiles / %s tiles) | %s / %s MiB = %s | |\n",
+                     hfa::imageryCodecName(archives[1]->imagery().codec), mib(double(cpuBc1->sum.colourBytesRead)).c_str(),
+                     mib(double(cpu->sum.colourBytesRead)).c_str(),
+                     ratio(double(cpuBc1->sum.colourBytesRead), double(cpu->sum.colourBytesRead)).c_str());
+        std::fprintf(o, "| (bc1 tiles: first view, atlas fill, median frame, missing imagery / frame) | %.1f, %.1f, %.3f ms, "
+                        "%.2f (%s tiles: %.1f, %.1f, %.3f ms, %.2f) | |\n",
+                     cpuBc1->run.fill.ms, cpuBc1->run.atlasFill.ms, cpuBc1->sum.medianMs, cpuBc1->sum.meanColourMissing,
+                     hfa::imageryCodecName(archives[1]->imagery().codec), cpu->run.fill.ms, cpu->run.atlasFill.ms,
+                     cpu->sum.medianMs, cpu->sum.meanColourMissing);
       }
     }
     std::fprintf(o, "\n");
@@ -374,7 +407,7 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
 
 int runFlythroughCommand(int argc, char** argv) {
   std::vector<std::string> inputs;
-  std::string rbucPath, outDir = ".", name, pathArg = "diagonal", note;
+  std::string rbucPath, bc1Path, outDir = ".", name, pathArg = "diagonal", note;
   std::vector<int> streams{1, 2, 4};
   hfr::RenderSettings rs;
   rs.width = 1920;
@@ -396,9 +429,10 @@ int runFlythroughCommand(int argc, char** argv) {
       quiet = true;
     } else if (a == "--no-prefetch") {
       rs.prefetch = false;
-    } else if (a == "--rbuc" || a == "--out" || a == "--name" || a == "--path" || a == "--note") {
+    } else if (a == "--rbuc" || a == "--bc1" || a == "--out" || a == "--name" || a == "--path" || a == "--note") {
       if (!(v = value())) return fail(a + " needs a value");
-      (a == "--rbuc" ? rbucPath : a == "--out" ? outDir : a == "--name" ? name : a == "--path" ? pathArg : note) = v;
+      (a == "--rbuc" ? rbucPath : a == "--bc1" ? bc1Path : a == "--out" ? outDir : a == "--name" ? name
+       : a == "--path" ? pathArg : note) = v;
     } else if (a == "--streams") {
       if (!(v = value()) || !parseIntList(v, streams)) return fail("--streams wants K[,K...] with 1 <= K <= 64");
     } else if (a == "--frames") {
@@ -439,9 +473,27 @@ int runFlythroughCommand(int argc, char** argv) {
     if (!fly.path.load(pathArg, error)) return fail(error);
   }
 
-  // Archives: raw, hfpac, optional rbuc, all of one pyramid.
+  // Archives: raw, hfpac, optional rbuc and bc1 twin, all of one pyramid.
   std::vector<std::string> paths{inputs[0], inputs[1]};
-  if (!rbucPath.empty()) paths.push_back(rbucPath);
+  const bool haveRbuc = !rbucPath.empty();
+  if (haveRbuc) paths.push_back(rbucPath);
+  // The bc1 twin: --bc1, else NAME_bc1.hfa beside HFPAC (as bench/flythrough.sh names twins).
+  const bool bc1Given = !bc1Path.empty();
+  std::string bc1Beside;
+  {
+    const std::string& h = inputs[1];
+    const size_t dot = h.size() >= 4 && h.compare(h.size() - 4, 4, ".hfa") == 0 ? h.size() - 4 : h.size();
+    bc1Beside = h.substr(0, dot) + "_bc1.hfa";
+  }
+  if (!bc1Given) {
+    struct stat st{};
+    if (::stat(bc1Beside.c_str(), &st) == 0) bc1Path = bc1Beside;
+  }
+  int bc1Index = -1;
+  if (!bc1Path.empty()) {
+    bc1Index = int(paths.size());
+    paths.push_back(bc1Path);
+  }
   std::vector<std::unique_ptr<hfa::ArchiveReader>> archives;
   for (const auto& p : paths) {
     auto r = std::make_unique<hfa::ArchiveReader>();
@@ -456,6 +508,25 @@ int runFlythroughCommand(int argc, char** argv) {
   for (size_t i = 1; i < archives.size(); ++i)
     if (!samePyramid(*archives[0], *archives[i]))
       return fail(paths[i] + " and " + paths[0] + " are not the same DEM (different tile pyramids)");
+  std::string bc1Skipped;  // why there is no "cpu, imagery bc1" run (the report and a note say so)
+  if (bc1Index >= 0) {
+    const hfa::ArchiveReader& b = *archives[size_t(bc1Index)];
+    std::string why;
+    if (!b.hasImagery() || b.imagery().codec != hfa::ImageryCodec::Bc1) why = "its imagery is not bc1";
+    else if (!archives[1]->hasImagery() || b.imageryTiles().size() != archives[1]->imageryTiles().size())
+      why = "its imagery tiles are not " + paths[1] + "'s";
+    if (!why.empty()) {
+      if (bc1Given) return fail(bc1Path + " is not a bc1 twin of " + paths[1] + ": " + why);
+      bc1Skipped = "`" + bc1Path + "` is not a bc1 twin (" + why + "): no `cpu, imagery bc1` run.";
+      archives.pop_back();
+      paths.pop_back();
+      bc1Index = -1;
+    }
+  } else if (archives[1]->hasImagery()) {
+    bc1Skipped = "No bc1 twin of `" + paths[1] + "` (--bc1, or `" + bc1Beside + "`: `hfpack transcode " + paths[1] +
+                 " " + bc1Beside + " --imagery-codec bc1`): no `cpu, imagery bc1` run.";
+  }
+  if (!bc1Skipped.empty() && !quiet) std::fprintf(stderr, "Note: %s\n", bc1Skipped.c_str());
   for (size_t i = 0; i < archives.size(); ++i) {
     std::string error;
     if (!warm(*archives[i], error)) return fail(error);
@@ -476,7 +547,7 @@ int runFlythroughCommand(int argc, char** argv) {
   if (cudaHere) {
     for (int k : streams)
       specs.push_back({"cuda x" + std::to_string(k), "cuda" + std::to_string(k), "cuda", k, 1, ""});
-    if (archives.size() > 2) {
+    if (haveRbuc) {
       const int k = streams.size() > 1 ? streams[1] : streams[0];
       specs.push_back({"cuda x" + std::to_string(k) + " rbuc", "cuda" + std::to_string(k) + "-rbuc", "cuda", k, 2, ""});
     }
@@ -486,6 +557,8 @@ int runFlythroughCommand(int argc, char** argv) {
   if (archives[1]->hasImagery()) {
     specs.insert(specs.begin() + 2, RunSpec{"cpu, imagery raw", "cpu-imagery-raw", "cpu", 1, 1, "raw"});
     specs.insert(specs.begin() + 3, RunSpec{"cpu, no imagery", "cpu-no-imagery", "cpu", 1, 1, "off"});
+    if (bc1Index >= 0)
+      specs.insert(specs.begin() + 4, RunSpec{"cpu, imagery bc1", "cpu-imagery-bc1", "cpu", 1, bc1Index, ""});
   }
 
   std::string error;
@@ -559,7 +632,7 @@ int runFlythroughCommand(int argc, char** argv) {
   std::vector<const hfa::ArchiveReader*> ars;
   for (const auto& a : archives) ars.push_back(a.get());
   const std::string report = outDir + "/" + name + ".md";
-  if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, error))
+  if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, bc1Skipped, error))
     return fail(error);
   if (!quiet) std::printf("hfbench flythrough: wrote %s and %s/%s\n", report.c_str(), outDir.c_str(), plotFile.c_str());
   return 0;

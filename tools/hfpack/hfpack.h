@@ -135,8 +135,14 @@ inline bool ok(const VerifyResult& r) {
 // kFlagQuantised / quantError, is the source's quantisation to samples, which the unchanged
 // samples keep), so any archive transcodes to any codec. An archive with header flags this
 // build does not know is refused, as it may mean something transcoding cannot keep.
+// Imagery is copied as it is, unless recodeImagery: then every imagery tile is decoded (raw;
+// jpeg; bc1: level 0 of its chain) and coded again as imageryCodec (encodeImageryTile), keeping
+// its level, position and flags (a lossy codec loses again: jpeg -> bc1 -> jpeg is not the input).
+// With recodeHeights false the height payloads are copied as they are (codec, segment, bits
+// and device unused): `hfpack transcode IN OUT --imagery-codec bc1` makes an imagery twin.
 struct TranscodeOptions {
   std::string input, output;   // different files
+  bool recodeHeights = true;   // false: copy the height payloads (and the header's codec, options)
   hfa::Codec codec = hfa::Codec::Hfpac;
   int segment = 9;             // as PackOptions (ignored for raw)
   int bits = -1;
@@ -144,6 +150,10 @@ struct TranscodeOptions {
   std::string device = "cpu";  // cpu | cuda (falls back to cpu with a note, like pack)
   int gpuBatch = 2048;         // tiles per batch (fewer for large tiles: at most ~128 MiB of samples)
   bool verify = false;         // afterwards, decode both archives and compare every tile and the index
+  bool recodeImagery = false;  // --imagery-codec given: re-code the imagery tiles (the input must have imagery)
+  hfa::ImageryCodec imageryCodec = hfa::ImageryCodec::Jpeg;
+  int imageryQuality = 0;      // jpeg: 1..100; 0 = the input's quality when its imagery is jpeg, else 90
+  himg::Bc1Mode imageryBc1 = himg::Bc1Mode::Quality;  // bc1: the encoder
   Progress progress;           // may be empty
   FILE* out = stdout;          // summary (nullptr = silent)
 };
@@ -158,13 +168,21 @@ struct TranscodeResult {
   std::string deviceNote;
   uint64_t gpuBatches = 0;
   bool verified = false;       // --verify ran and every tile and index entry matched
+  // Imagery (when the input has some): tiles, payload bytes in and out, codecs in and out.
+  uint64_t imageryTiles = 0, imageryInputBytes = 0, imageryBytes = 0;
+  hfa::ImageryCodec inputImageryCodec = hfa::ImageryCodec::Jpeg, imageryCodec = hfa::ImageryCodec::Jpeg;
+  bool imageryRecoded = false;
 };
 
 bool transcode(const TranscodeOptions& options, TranscodeResult& result, std::string& error);
 
 // Compares two archives as transcode promises: the same header except codec and codecOptions,
 // the same index except codec, offsets, sizes and checksums, and every tile decoding to the
-// same samples. False with a one-line error naming the first difference.
-bool sameContent(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b, int threads, std::string& error);
+// same samples. The imagery: the same geometry and tile set (level, position, flags), and with
+// sameImageryPayloads also the same codec, quality, tables and payloads (CRC and size); without
+// it (re-coded imagery) codecs and payloads may differ. False with a one-line error naming the
+// first difference.
+bool sameContent(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b, int threads, std::string& error,
+                 bool sameImageryPayloads = true);
 
 }  // namespace hfpack

@@ -421,6 +421,65 @@ bool ImageryWarper::warpTile(int k, uint32_t x, uint32_t y, uint8_t* rgba, std::
 
 namespace hfpack {
 
+bool encodeImageryTile(const uint8_t* rgba, int T, hfa::ImageryCodec codec, int quality, himg::Bc1Mode bc1Mode,
+                       std::vector<uint8_t>& out, std::string& error) {
+  out.clear();
+  if (T < 16 || T > 4096 || T % 16) {
+    error = "imagery tile size " + std::to_string(T) + ": must be a multiple of 16 in 16..4096";
+    return false;
+  }
+  switch (codec) {
+    case hfa::ImageryCodec::Raw:
+      out.assign(rgba, rgba + size_t(T) * size_t(T) * 4);
+      return true;
+    case hfa::ImageryCodec::Jpeg:
+      return himg::encodeJpegTile(rgba, T, quality, out, error);
+    case hfa::ImageryCodec::Bc1: {
+      // The renderer's own chain (ColourStrategy::makeTile for a BC1 atlas), made once, offline.
+      const int levels = hfa::imageryBc1Levels(T);
+      std::vector<std::vector<uint8_t>> mips;
+      himg::buildMipChain(rgba, T, levels, mips);
+      out.resize(size_t(hfa::imageryBc1ChainBytes(T)));
+      for (int m = 0; m < levels; ++m)
+        himg::encodeBc1(mips[size_t(m)].data(), T >> m, T >> m, bc1Mode,
+                        out.data() + hfa::imageryBc1LevelOffset(T, m));
+      return true;
+    }
+  }
+  error = "unknown imagery codec " + std::to_string(int(codec));
+  return false;
+}
+
+bool decodeImageryTile(const uint8_t* data, size_t size, hfa::ImageryCodec codec, int T,
+                       himg::JpegTileDecoder* jpeg, uint8_t* rgba, std::string& error) {
+  const size_t texels = size_t(T) * size_t(T);
+  switch (codec) {
+    case hfa::ImageryCodec::Raw:
+      if (size != texels * 4) {
+        error = "raw payload of " + std::to_string(size) + " bytes, not " + std::to_string(texels * 4);
+        return false;
+      }
+      std::copy(data, data + size, rgba);
+      return true;
+    case hfa::ImageryCodec::Jpeg:
+      if (!jpeg) {
+        error = "jpeg tile without JPEG tables";
+        return false;
+      }
+      return jpeg->decode(data, size, T, rgba, error);
+    case hfa::ImageryCodec::Bc1:
+      if (uint64_t(size) != hfa::imageryBc1ChainBytes(T)) {
+        error = "bc1 payload of " + std::to_string(size) + " bytes, not the " +
+                std::to_string(hfa::imageryBc1ChainBytes(T)) + " of a BC1 mip chain";
+        return false;
+      }
+      himg::decodeBc1(data, T, T, rgba);  // level 0 comes first
+      return true;
+  }
+  error = "unknown imagery codec " + std::to_string(int(codec));
+  return false;
+}
+
 size_t imageryTilesFor(const std::vector<TileKey>& heightTiles, int finerLevels) {
   size_t perLevel0 = 1;
   for (int d = 1; d <= finerLevels; ++d) perLevel0 += size_t(1) << (2 * d);
@@ -485,8 +544,7 @@ bool writeImagery(const ImageryOptions& o, const hfa::Header& h, const hfa::Imag
         }
         if (!warpers[size_t(w)]->warpTile(key.level, key.x, key.y, rgba.data(), c.error)) continue;
         for (size_t t = 3; t < rgba.size() && !c.partial; t += 4) c.partial = rgba[t] == 0;
-        if (im.codec == hfa::ImageryCodec::Raw) c.payload = rgba;
-        else himg::encodeJpegTile(rgba.data(), T, im.quality, c.payload, c.error);
+        encodeImageryTile(rgba.data(), T, im.codec, im.quality, o.bc1, c.payload, c.error);
       }
     };
     std::vector<std::thread> pool;

@@ -27,13 +27,16 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "imagery/imagery.h"
 
 namespace hfpack {
 
 struct ImageryOptions {
   std::vector<std::string> inputs;  // empty = no imagery
-  hfa::ImageryCodec codec = hfa::ImageryCodec::Jpeg;
+  hfa::ImageryCodec codec = hfa::ImageryCodec::Jpeg;  // --imagery-codec jpeg|raw|bc1
   int quality = 90;                 // JPEG quality 1..100
+  // --imagery-bc1 quality|fast: the BC1 encoder of bc1 tiles (offline: cluster fit by default).
+  himg::Bc1Mode bc1 = himg::Bc1Mode::Quality;
   std::string resampling = "bilinear";  // bilinear | cubic | lanczos | average
   double maxTexelsPerSample = 8;    // caps the finer imagery-only levels
 };
@@ -95,10 +98,25 @@ struct ImageryResult {
   double seconds = 0;
 };
 
+// Codes one tileSize^2 RGBA8 tile (alpha 0 or 255) as `codec` (docs/archive.md section 6): raw
+// copies it; jpeg encodes it at `quality` (abbreviated stream, himg::makeJpegTables(quality) are
+// its tables); bc1 builds the tile's mip chain (himg::buildMipChain, hfa::imageryBc1Levels
+// levels) and encodes every level with `bc1Mode` (himg::encodeBc1), level 0 first. False with a
+// one-line error only for bad arguments.
+bool encodeImageryTile(const uint8_t* rgba, int tileSize, hfa::ImageryCodec codec, int quality,
+                       himg::Bc1Mode bc1Mode, std::vector<uint8_t>& out, std::string& error);
+
+// Decodes an imagery payload of `codec` into rgba (tileSize^2 * 4 bytes): raw copies, jpeg
+// decodes with `jpeg` (its tables set; may be null when there are none: then a jpeg tile is an
+// error), bc1 decodes level 0 of the chain (himg::decodeBc1). The size is checked (raw, bc1).
+// False with a one-line error (without the tile's name).
+bool decodeImageryTile(const uint8_t* data, size_t size, hfa::ImageryCodec codec, int tileSize,
+                       himg::JpegTileDecoder* jpeg, uint8_t* rgba, std::string& error);
+
 // Imagery tiles per height tile: 1, and for a level-0 height tile 4^d more on each finer level d.
 size_t imageryTilesFor(const std::vector<TileKey>& heightTiles, int finerLevels);
 
-// Warps, codes (im.codec, options.quality) and adds to `writer` (opened with `im`) the imagery
+// Warps, codes (im.codec, options.quality, options.bc1: encodeImageryTile) and adds to `writer` (opened with `im`) the imagery
 // tile of every height tile in `heightTiles` and the finer tiles below level 0, coarsest level
 // first, row by row; `threads` workers (one ImageryWarper each) code batches in parallel and
 // the tiles are added in order. `progress` gets 0..1 (false cancels: error "interrupted").

@@ -98,6 +98,9 @@ bool info(const std::string& path, FILE* out, std::string& error) {
   fprintf(out, "  imagery     %d levels (%d finer than the heights), %d x %d texel tiles (border %d, content %d), %s",
           im.levels, im.finerLevels, im.tileSize, im.tileSize, im.border, im.content(), hfa::imageryCodecName(im.codec));
   if (im.codec == hfa::ImageryCodec::Jpeg) fprintf(out, " quality %d, shared tables %zu bytes", im.quality, im.jpegTables.size());
+  if (im.codec == hfa::ImageryCodec::Bc1)
+    fprintf(out, " (BC1 mip chain of %d levels, %" PRIu64 " bytes per tile)", hfa::imageryBc1Levels(im.tileSize),
+            hfa::imageryBc1ChainBytes(im.tileSize));
   fprintf(out, ", source %.4g texels per sample%s\n", im.texelsPerSample,
           (im.flags & hfa::kImageryUnreferenced) ? ", not georeferenced (stretched over the DEM)" : "");
   fprintf(out, "  imagery level  grid        tiles  partial       bytes  bits/texel\n");

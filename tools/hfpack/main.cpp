@@ -4,13 +4,16 @@
 //          [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M] [--vertical-offset O]
 //          [--spacing X[,Y]] [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--nodata fill|keep]
 //          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--band B] [--t_srs SRS]
-//          [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw]
+//          [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw|bc1]
+//           [--imagery-bc1 quality|fast]
 //           [--imagery-resampling bilinear|cubic|lanczos|average] [--imagery-max-texels-per-sample 8]]
 //          [--config KEY VALUE] [-q]
 //   hfpack info ARCHIVE
 //   hfpack verify ARCHIVE [--source INPUT...] [--threads N] [--config KEY VALUE] [-q]
 //   hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9] [--bits auto|N]
 //          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]
+//          [--imagery-codec jpeg|raw|bc1 [--imagery-quality Q] [--imagery-bc1 quality|fast]]
+//   hfpack transcode IN.hfa OUT.hfa --imagery-codec jpeg|raw|bc1 ...   (the heights copied as they are)
 //
 // Errors: one line starting "Error:", exit status 1, no output file left behind.
 // --device cuda that cannot be honoured (no GPU codec in this build, no device, codec
@@ -48,14 +51,17 @@ const char* kUsage =
     "              [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--t_srs SRS]\n"
     "              [--nodata fill|keep] [--threads N] [--device cpu|cuda] [--gpu-batch N]\n"
     "              [--band B] [--config KEY VALUE] [-q]\n"
-    "              [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw]\n"
-    "               [--imagery-resampling bilinear|cubic|lanczos|average]\n"
+    "              [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw|bc1]\n"
+    "               [--imagery-bc1 quality|fast] [--imagery-resampling bilinear|cubic|lanczos|average]\n"
     "               [--imagery-max-texels-per-sample 8]]\n"
     "       hfpack info ARCHIVE\n"
     "       hfpack verify ARCHIVE [--source INPUT... [-a_srs SRS] [-a_ullr ...] [--t_srs SRS]]\n"
     "              [--imagery RASTER... [--imagery-resampling R]] [--threads N] [-q]\n"
     "       hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9]\n"
     "              [--bits auto|N] [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]\n"
+    "              [--imagery-codec jpeg|raw|bc1 [--imagery-quality Q] [--imagery-bc1 quality|fast]]\n"
+    "       hfpack transcode IN.hfa OUT.hfa --imagery-codec jpeg|raw|bc1 [--imagery-quality Q]\n"
+    "              [--imagery-bc1 quality|fast] [--threads N] [--verify] [-q]   (heights copied)\n"
     "\n"
     "  Heights are stored as height = offset + scale x sample. Integer sources keep their samples\n"
     "  (lossless): --vertical-scale M multiplies the source values (0.1 for decimetres) and\n"
@@ -66,7 +72,8 @@ const char* kUsage =
     "\n"
     "  --imagery drapes colour rasters (Byte: grey, palette, RGB or RGBA; several make a mosaic)\n"
     "  on the terrain: warped onto the height tiles with GDAL (another CRS, resolution or extent\n"
-    "  is fine), JPEG-coded tiles (or raw RGBA8), extra imagery-only levels where the imagery is\n"
+    "  is fine), JPEG-coded tiles (raw: RGBA8; bc1: the tile's BC1 mip chain, uploaded as stored,\n"
+    "  cluster fit unless --imagery-bc1 fast), extra imagery-only levels where the imagery is\n"
     "  finer than the DEM (up to --imagery-max-texels-per-sample texels per sample). Imagery\n"
     "  without georeferencing is stretched over the DEM's extent (with a warning). The list of\n"
     "  rasters ends at the next option. verify --imagery compares every imagery tile with the\n"
@@ -75,7 +82,10 @@ const char* kUsage =
     "  transcode re-encodes every tile of IN.hfa with another codec and keeps everything else\n"
     "  (levels, tiles, georeferencing, nodata, vertical scale, per-tile min/max and LOD errors).\n"
     "  Decoding is exact for every codec, so any archive transcodes losslessly; --verify then\n"
-    "  decodes both archives and compares every tile.\n";
+    "  decodes both archives and compares every tile. --imagery-codec re-codes the imagery from its\n"
+    "  decoded tiles (a bc1 tile decodes from its level 0; jpeg keeps the input's quality unless\n"
+    "  --imagery-quality); without it the imagery is copied as it is. Without --codec the height\n"
+    "  tiles are copied as they are (e.g. a bc1 twin: transcode IN OUT --imagery-codec bc1).\n";
 
 int fail(const std::string& msg) {
   fprintf(stderr, "Error: %s\n", msg.c_str());
@@ -146,6 +156,8 @@ int main(int argc, char** argv) {
   hfpack::VerifyOptions vo;
   hfpack::TranscodeOptions to;
   bool in_sources = false, codec_given = false;
+  bool imagery_codec_given = false;  // --imagery-codec (transcode: re-code the imagery)
+  std::string imagery_coding;         // --imagery-quality / --imagery-bc1, the first one given
   bool in_imagery = false;  // after --imagery: rasters until the next option
   bool cache_given = false; // --config GDAL_CACHEMAX
   std::string pack_only;  // the first option that only pack takes (refused by transcode)
@@ -175,8 +187,7 @@ int main(int argc, char** argv) {
     };
     static const char* const kPackOnly[] = {"--patch", "--levels", "--vertical-scale", "--vertical-offset", "--spacing",
                                             "-a_srs", "-a_ullr", "--nodata", "--band", "--t_srs", "--imagery",
-                                            "--imagery-quality", "--imagery-codec", "--imagery-resampling",
-                                            "--imagery-max-texels-per-sample"};
+                                            "--imagery-resampling", "--imagery-max-texels-per-sample"};
     if (pack_only.empty() && std::find(std::begin(kPackOnly), std::end(kPackOnly), a) != std::end(kPackOnly))
       pack_only = a;
     if (a == "-q" || a == "--quiet") quiet = true;
@@ -263,10 +274,20 @@ int main(int argc, char** argv) {
       intArg(po.imagery.quality);
       if (po.imagery.quality < 1 || po.imagery.quality > 100)
         return fail("--imagery-quality " + std::to_string(po.imagery.quality) + ": must be 1..100");
+      to.imageryQuality = po.imagery.quality;
+      if (imagery_coding.empty()) imagery_coding = a;
     } else if (a == "--imagery-codec") {
       need(1);
       if (!hfa::parseImageryCodec(argv[++i], po.imagery.codec))
-        return fail(std::string("--imagery-codec ") + argv[i] + ": must be jpeg or raw");
+        return fail(std::string("--imagery-codec ") + argv[i] + ": must be jpeg, raw or bc1");
+      imagery_codec_given = true;
+    } else if (a == "--imagery-bc1") {
+      need(1);
+      const std::string v = argv[++i];
+      if (v == "quality") po.imagery.bc1 = himg::Bc1Mode::Quality;
+      else if (v == "fast") po.imagery.bc1 = himg::Bc1Mode::Fast;
+      else return fail("--imagery-bc1 " + v + ": must be quality or fast");
+      if (imagery_coding.empty()) imagery_coding = a;
     } else if (a == "--imagery-resampling") {
       need(1);
       po.imagery.resampling = vo.imagery.resampling = argv[++i];
@@ -311,10 +332,17 @@ int main(int argc, char** argv) {
   if (cmd == "transcode") {
     if (!pack_only.empty()) return fail(pack_only + " is not an option of hfpack transcode (it keeps the archive's tiling and heights)");
     if (!po.output.empty()) positional.push_back(po.output);  // -o OUT works too
-    if (positional.size() != 2) return fail("hfpack transcode takes IN.hfa OUT.hfa (and --codec)");
-    if (!codec_given) return fail("hfpack transcode needs --codec hfpac, hfpac+rbuc or raw");
+    if (positional.size() != 2) return fail("hfpack transcode takes IN.hfa OUT.hfa (and --codec and/or --imagery-codec)");
+    if (!codec_given && !imagery_codec_given)
+      return fail("hfpack transcode needs --codec hfpac, hfpac+rbuc or raw (heights), --imagery-codec jpeg, raw or bc1 (imagery), or both");
+    if (!imagery_codec_given && !imagery_coding.empty())
+      return fail(imagery_coding + " needs --imagery-codec in hfpack transcode (without it the imagery is copied as it is)");
     to.input = positional[0];
     to.output = positional[1];
+    to.recodeHeights = codec_given;
+    to.recodeImagery = imagery_codec_given;
+    to.imageryCodec = po.imagery.codec;
+    to.imageryBc1 = po.imagery.bc1;
     to.codec = po.codec;
     to.segment = po.segment;
     to.bits = po.bits;

@@ -438,7 +438,10 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
               ip.width, ip.height, ip.bands, ip.bands == 1 ? "" : "s", ip.unreferenced ? " (stretched)" : "",
               ip.texelsPerSample, ir.levels, ir.levels == 1 ? "" : "s", ir.finerLevels, ir.tileSize, ir.tileSize,
               hfa::imageryCodecName(o.imagery.codec),
-              o.imagery.codec == hfa::ImageryCodec::Jpeg ? (" quality " + std::to_string(o.imagery.quality)).c_str() : "");
+              o.imagery.codec == hfa::ImageryCodec::Jpeg ? (" quality " + std::to_string(o.imagery.quality)).c_str()
+              : o.imagery.codec == hfa::ImageryCodec::Bc1 ? (std::string(" (") + himg::bc1ModeName(o.imagery.bc1) +
+                                                             " encoder, mip chain stored)").c_str()
+                                                          : "");
       fprintf(f, "  imagery level  tiles      bytes  bits/texel  partial\n");
       for (size_t k = ir.perLevel.size(); k-- > 0;) {
         const ImageryLevelSummary& ls = ir.perLevel[k];

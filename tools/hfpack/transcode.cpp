@@ -5,6 +5,10 @@
 // their payloads in the input, so the output's payloads are laid out like the input's; with the
 // input's index capacity as well, transcoding back with the input's options restores the input
 // byte for byte (the tests check this).
+//
+// Imagery is copied as it is, or with --imagery-codec decoded (bc1: level 0) and coded again
+// (encodeImageryTile), a chunk of tiles at a time on the worker threads, in the same interleaved
+// order. Without --codec (only --imagery-codec) the height payloads are copied as they are.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,8 +16,10 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <numeric>
+#include <thread>
 
 #include "encode.h"
 #include "hfpack.h"
@@ -54,7 +60,8 @@ std::string headerDifference(const hfa::Header& a, const hfa::Header& b) {
 
 }  // namespace
 
-bool sameContent(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b, int threads, std::string& error) {
+bool sameContent(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b, int threads, std::string& error,
+                 bool sameImageryPayloads) {
   const std::string field = headerDifference(a.header(), b.header());
   if (!field.empty()) {
     error = "the headers differ (" + field + ")";
@@ -67,16 +74,16 @@ bool sameContent(const hfa::ArchiveReader& a, const hfa::ArchiveReader& b, int t
   }
   if (a.hasImagery()) {
     const hfa::ImageryHeader &ia = a.imagery(), &ib = b.imagery();
-    if (ia.codec != ib.codec || ia.tileSize != ib.tileSize || ia.border != ib.border ||
-        ia.finerLevels != ib.finerLevels || ia.quality != ib.quality || ia.flags != ib.flags ||
-        ia.jpegTables != ib.jpegTables) {
+    if (ia.tileSize != ib.tileSize || ia.border != ib.border || ia.finerLevels != ib.finerLevels ||
+        ia.flags != ib.flags ||
+        (sameImageryPayloads && (ia.codec != ib.codec || ia.quality != ib.quality || ia.jpegTables != ib.jpegTables))) {
       error = "the imagery headers differ";
       return false;
     }
     for (size_t i = 0; i < a.imageryTiles().size(); ++i) {
       const hfa::ImageryEntry &x = a.imageryTiles()[i], &y = b.imageryTiles()[i];
-      if (x.level != y.level || x.x != y.x || x.y != y.y || x.codec != y.codec || x.flags != y.flags ||
-          x.crc != y.crc || x.size != y.size) {
+      if (x.level != y.level || x.x != y.x || x.y != y.y || x.flags != y.flags ||
+          (sameImageryPayloads && (x.codec != y.codec || x.crc != y.crc || x.size != y.size))) {
         error = a.imageryTileName(i) + ": the imagery tiles differ";
         return false;
       }
@@ -161,6 +168,14 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
     error = o.input + buf;
     return false;
   }
+  if (o.recodeImagery && !r.hasImagery()) {
+    error = o.input + ": no imagery to re-code (--imagery-codec)";
+    return false;
+  }
+  if (o.recodeImagery && o.imageryCodec == hfa::ImageryCodec::Jpeg && (o.imageryQuality < 0 || o.imageryQuality > 100)) {
+    error = "--imagery-quality " + std::to_string(o.imageryQuality) + ": must be 1..100";
+    return false;
+  }
   const int threads = threadCount(o.threads);
   const int p = in.tileSize();
   const size_t tile_samples = size_t(p) * size_t(p);
@@ -168,14 +183,38 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
   result.inputCodec = in.codec;
 
   hfa::Header h = in;
-  h.codec = o.codec;
-  h.codecOptions = codecOptionsText(o.codec, o.segment, o.bits);
+  if (o.recodeHeights) {
+    h.codec = o.codec;
+    h.codecOptions = codecOptionsText(o.codec, o.segment, o.bits);
+  }
   const bool keep_nodata = (in.flags & hfa::kFlagNodataKept) != 0;  // as pack: masked only with --nodata keep
-  TileEncoder encoder(o.codec, encodeOptions(o.codec, o.segment, o.bits, keep_nodata, in.nodata), in.sampleType, p,
-                      threads, o.device, [&](const std::string& note) {
-                        result.deviceNote = note;
-                        if (o.out) fprintf(o.out, "Note: %s\n", note.c_str());
-                      });
+  std::unique_ptr<TileEncoder> encoder;
+  if (o.recodeHeights)
+    encoder = std::make_unique<TileEncoder>(o.codec, encodeOptions(o.codec, o.segment, o.bits, keep_nodata, in.nodata),
+                                            in.sampleType, p, threads, o.device, [&](const std::string& note) {
+                                              result.deviceNote = note;
+                                              if (o.out) fprintf(o.out, "Note: %s\n", note.c_str());
+                                            });
+
+  // The imagery header of the output: the input's, or with --imagery-codec the new codec's.
+  hfa::ImageryHeader out_im = r.imagery();
+  if (r.hasImagery()) {
+    result.inputImageryCodec = result.imageryCodec = r.imagery().codec;
+    result.imageryRecoded = o.recodeImagery;
+  }
+  if (o.recodeImagery) {
+    const hfa::ImageryHeader& in_im = r.imagery();
+    out_im.codec = o.imageryCodec;
+    out_im.quality = 0;
+    out_im.jpegTables.clear();
+    if (o.imageryCodec == hfa::ImageryCodec::Jpeg) {
+      out_im.quality = o.imageryQuality > 0                       ? o.imageryQuality
+                       : in_im.codec == hfa::ImageryCodec::Jpeg ? in_im.quality
+                                                                : himg::kDefaultJpegQuality;
+      out_im.jpegTables = himg::makeJpegTables(out_im.quality);
+    }
+    result.imageryCodec = o.imageryCodec;
+  }
 
   // The input's payload order (pack writes them as the pyramid emits them, not index order).
   std::vector<size_t> order(tiles.size());
@@ -183,16 +222,81 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tiles[a].offset < tiles[b].offset; });
 
   hfa::ArchiveWriter writer;
-  // Imagery is copied as it is (its codec is not the height codec's business), interleaved with
-  // the height payloads in the input's order so that the file keeps its layout.
+  // Imagery is copied as it is (its codec is not the height codec's business) or, with
+  // --imagery-codec, re-coded; either way interleaved with the height payloads in the input's
+  // order so that the file keeps its layout.
   const std::vector<hfa::ImageryEntry>& im_tiles = r.imageryTiles();
   std::vector<size_t> im_order(im_tiles.size());
   std::iota(im_order.begin(), im_order.end(), size_t(0));
   std::sort(im_order.begin(), im_order.end(),
             [&](size_t a, size_t b) { return im_tiles[a].offset < im_tiles[b].offset; });
   size_t im_next = 0;
-  // Copies the imagery tiles that come before file offset `before` in the input.
+  const int T = r.hasImagery() ? r.imagery().tileSize : 0;
+  // Re-coding: a chunk of tiles at a time on `threads` workers (one JPEG decoder each), added in order.
+  const size_t im_chunk = size_t(threads) * 4;
+  std::vector<std::vector<uint8_t>> recoded(o.recodeImagery ? im_chunk : 0);
+  std::vector<std::string> recode_errors(recoded.size());
+  auto recodeChunk = [&](size_t first, size_t n) {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      himg::JpegTileDecoder decoder;
+      std::string tables_error;
+      const std::vector<uint8_t>& tables = r.imagery().jpegTables;
+      const bool tables_ok = tables.empty() || decoder.setTables(tables.data(), tables.size(), tables_error);
+      std::vector<uint8_t> rgba(size_t(T) * size_t(T) * 4);
+      for (size_t k; (k = next.fetch_add(1)) < n;) {
+        const size_t i = im_order[first + k];
+        std::string& e = recode_errors[k];
+        e.clear();
+        const uint8_t* data;
+        size_t size;
+        if (!r.imageryPayload(i, data, size, e)) continue;
+        const hfa::ImageryEntry& te = im_tiles[i];
+        if (te.codec == hfa::ImageryCodec::Jpeg && !tables_ok) {
+          e = "the archive's JPEG tables: " + tables_error;
+          continue;
+        }
+        if (!decodeImageryTile(data, size, te.codec, T, tables.empty() ? nullptr : &decoder, rgba.data(), e)) {
+          e = r.imageryTileName(i) + ": " + e;
+          continue;
+        }
+        if (!encodeImageryTile(rgba.data(), T, out_im.codec, out_im.quality, o.imageryBc1, recoded[k], e))
+          e = "re-coding " + r.imageryTileName(i) + ": " + e;
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < std::min<int>(threads, int(n)); ++w) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+  };
+  auto addImagery = [&](size_t i, const uint8_t* data, size_t size) -> bool {
+    hfa::ImageryEntry e = im_tiles[i];  // level, x, y, flags (coverage is kept by every codec)
+    if (o.recodeImagery) e.codec = out_im.codec;
+    if (!writer.addImageryTile(e, data, size, error)) return false;
+    ++result.imageryTiles;
+    result.imageryInputBytes += im_tiles[i].size;
+    result.imageryBytes += size;
+    return true;
+  };
+  // Copies (or re-codes) the imagery tiles that come before file offset `before` in the input.
   auto copyImagery = [&](uint64_t before) -> bool {
+    if (o.recodeImagery) {
+      while (im_next < im_order.size() && im_tiles[im_order[im_next]].offset < before) {
+        size_t n = 0;
+        while (n < im_chunk && im_next + n < im_order.size() && im_tiles[im_order[im_next + n]].offset < before) ++n;
+        recodeChunk(im_next, n);
+        for (size_t k = 0; k < n; ++k) {
+          if (!recode_errors[k].empty()) {
+            error = o.input + ": " + recode_errors[k];
+            return false;
+          }
+          if (!addImagery(im_order[im_next + k], recoded[k].data(), recoded[k].size())) return false;
+          std::vector<uint8_t>().swap(recoded[k]);
+        }
+        im_next += n;
+      }
+      return true;
+    }
     for (; im_next < im_order.size() && im_tiles[im_order[im_next]].offset < before; ++im_next) {
       const size_t i = im_order[im_next];
       const uint8_t* data;
@@ -201,12 +305,12 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
         error = o.input + ": " + error;
         return false;
       }
-      if (!writer.addImageryTile(im_tiles[i], data, size, error)) return false;
+      if (!addImagery(i, data, size)) return false;
     }
     return true;
   };
   if (!writer.open(o.output, h, std::max<size_t>(r.indexCapacity(), tiles.size()), error,
-                   r.hasImagery() ? &r.imagery() : nullptr,
+                   r.hasImagery() ? &out_im : nullptr,
                    std::max<size_t>(r.imageryIndexCapacity(), im_tiles.size())))
     return false;
   // At most ~128 MiB of decoded samples per batch (4097 x 4097 tiles: 4 at a time).
@@ -216,6 +320,30 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
   TileEncoder::Batch encoded;
   for (size_t start = 0; start < tiles.size(); start += batch) {
     const size_t count = std::min(batch, tiles.size() - start);
+    if (!o.recodeHeights) {  // the height payloads as they are (CRC checked by payload())
+      for (size_t i = 0; i < count; ++i) {
+        const size_t idx = order[start + i];
+        const uint8_t* data;
+        size_t size;
+        if (!r.payload(idx, data, size, error)) {
+          error = o.input + ": " + error;
+          writer.abort();
+          return false;
+        }
+        if (!copyImagery(tiles[idx].offset) || !writer.addTile(tiles[idx], data, size, error)) {
+          writer.abort();
+          return false;
+        }
+        result.inputPayloadBytes += size;
+        result.payloadBytes += size;
+      }
+      if (o.progress && !o.progress(double(start + count) / double(tiles.size()), "transcode")) {
+        writer.abort();
+        error = "interrupted";
+        return false;
+      }
+      continue;
+    }
     std::atomic<bool> bad{false};
     parallelFor(count, threads, [&](size_t i) {
       if (!r.decodeTile(order[start + i], samples[i].data(), errors[i])) bad = true;
@@ -231,7 +359,7 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
     }
     std::vector<const uint16_t*> ptrs(count);
     for (size_t i = 0; i < count; ++i) ptrs[i] = samples[i].data();
-    encoder.encode(ptrs, nullptr, encoded);
+    encoder->encode(ptrs, nullptr, encoded);
     for (size_t i = 0; i < count; ++i) {
       const size_t idx = order[start + i];
       if (encoded.statuses[i] != hfpac::Status::Ok) {
@@ -271,8 +399,10 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
   if (!writer.finish(error)) return false;
   result.tiles = tiles.size();
   result.rawBytes = uint64_t(tiles.size()) * tile_samples * 2;
-  result.device = encoder.device();
-  result.gpuBatches = encoder.gpuBatches();
+  if (encoder) {
+    result.device = encoder->device();
+    result.gpuBatches = encoder->gpuBatches();
+  }
 
   {
     hfa::ArchiveReader w;
@@ -284,7 +414,7 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
     }
     result.fileBytes = w.fileSize();
     if (o.verify) {
-      if (!sameContent(r, w, threads, e2)) {
+      if (!sameContent(r, w, threads, e2, !o.recodeImagery)) {
         error = o.output + ": verification failed: " + e2;
         w.close();
         std::remove(o.output.c_str());
@@ -298,13 +428,30 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
   if (o.out) {
     FILE* f = o.out;
     auto ratio = [&](uint64_t payload) { return payload ? double(result.rawBytes) / double(payload) : 0.0; };
-    fprintf(f, "%s: %s transcoded from %s to %s, %" PRIu64 " tiles of %d x %d, %d level%s\n", o.output.c_str(),
-            o.input.c_str(), hfa::codecName(in.codec), hfa::codecName(o.codec), result.tiles, p, p, in.levels,
-            in.levels == 1 ? "" : "s");
+    if (o.recodeHeights)
+      fprintf(f, "%s: %s transcoded from %s to %s, %" PRIu64 " tiles of %d x %d, %d level%s\n", o.output.c_str(),
+              o.input.c_str(), hfa::codecName(in.codec), hfa::codecName(o.codec), result.tiles, p, p, in.levels,
+              in.levels == 1 ? "" : "s");
+    else
+      fprintf(f, "%s: %s with its %" PRIu64 " height tiles of %d x %d copied as they are (%s), %d level%s\n",
+              o.output.c_str(), o.input.c_str(), result.tiles, p, p, hfa::codecName(in.codec), in.levels,
+              in.levels == 1 ? "" : "s");
     fprintf(f, "  payload %s -> %s (ratio %.3f -> %.3f), file %s\n", human(double(result.inputPayloadBytes)).c_str(),
             human(double(result.payloadBytes)).c_str(), ratio(result.inputPayloadBytes), ratio(result.payloadBytes),
             human(double(result.fileBytes)).c_str());
-    if (o.codec != hfa::Codec::Raw)
+    if (r.hasImagery()) {
+      if (o.recodeImagery)
+        fprintf(f, "  imagery %s -> %s%s: %" PRIu64 " tiles, %s -> %s\n", hfa::imageryCodecName(result.inputImageryCodec),
+                hfa::imageryCodecName(result.imageryCodec),
+                result.imageryCodec == hfa::ImageryCodec::Jpeg ? (" quality " + std::to_string(out_im.quality)).c_str()
+                : result.imageryCodec == hfa::ImageryCodec::Bc1 ? (std::string(" (") + himg::bc1ModeName(o.imageryBc1) + " encoder)").c_str()
+                                                                : "",
+                result.imageryTiles, human(double(result.imageryInputBytes)).c_str(), human(double(result.imageryBytes)).c_str());
+      else
+        fprintf(f, "  imagery copied as it is (%s): %" PRIu64 " tiles, %s\n", hfa::imageryCodecName(result.imageryCodec),
+                result.imageryTiles, human(double(result.imageryBytes)).c_str());
+    }
+    if (o.recodeHeights && o.codec != hfa::Codec::Raw)
       fprintf(f, "  layers: L1 %s, L2 %s, L3 %s\n", human(double(result.layerBytes[0])).c_str(),
               human(double(result.layerBytes[1])).c_str(), human(double(result.layerBytes[2])).c_str());
     const double points = double(result.tiles) * double(tile_samples);
@@ -314,7 +461,9 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
             result.gpuBatches ? (" (" + std::to_string(result.gpuBatches) + " GPU batch" +
                                  (result.gpuBatches == 1 ? ")" : "es)")).c_str() : "",
             double(result.peakRssKiB) / 1024.0);
-    if (result.verified) fprintf(f, "  verified: header, index and every tile's samples match the input\n");
+    if (result.verified)
+      fprintf(f, "  verified: header, index and every tile's samples match the input%s\n",
+              o.recodeImagery ? " (the re-coded imagery: its tile set and flags)" : "");
   }
   return true;
 }

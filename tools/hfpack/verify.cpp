@@ -16,8 +16,8 @@ namespace hfpack {
 namespace {
 constexpr int kMaxReported = 10;
 
-// Every imagery tile: checksum and decoding; with o.imagery, each against the rasters warped
-// again (one ImageryWarper per thread).
+// Every imagery tile: checksum and decoding (decodeImageryTile: a bc1 tile's size and level 0);
+// with o.imagery, each against the rasters warped again (one ImageryWarper per thread).
 bool verifyImagery(const hfa::ArchiveReader& r, const VerifyOptions& o, int threads, VerifyResult& result,
                    const std::function<void(const std::string&)>& report, std::string& error) {
   const hfa::ImageryHeader& im = r.imagery();
@@ -55,9 +55,9 @@ bool verifyImagery(const hfa::ArchiveReader& r, const VerifyOptions& o, int thre
         size_t size = 0;
         e.clear();
         bool okTile = r.imageryPayload(i, data, size, e);
-        if (okTile && te.codec == hfa::ImageryCodec::Raw) std::copy(data, data + got.size(), got.begin());
-        else if (okTile && !tables) e = "the archive's JPEG tables: " + e, okTile = false;
-        else if (okTile && !decoder.decode(data, size, T, got.data(), e)) e = r.imageryTileName(i) + ": " + e, okTile = false;
+        if (okTile && te.codec == hfa::ImageryCodec::Jpeg && !tables) e = "the archive's JPEG tables: " + e, okTile = false;
+        else if (okTile && !decodeImageryTile(data, size, te.codec, T, &decoder, got.data(), e))
+          e = r.imageryTileName(i) + ": " + e, okTile = false;
         if (!okTile) {
           ++bad;
           report(e);
@@ -79,7 +79,7 @@ bool verifyImagery(const hfa::ArchiveReader& r, const VerifyOptions& o, int thre
         }
         const double psnr = s > 0 ? 10 * std::log10(255.0 * 255.0 * n / s) : double(INFINITY);
         ++compared;
-        const bool raw = te.codec == hfa::ImageryCodec::Raw;
+        const bool raw = te.codec == hfa::ImageryCodec::Raw;  // bc1 (level 0 here) is lossy, like jpeg
         if (coverage || psnr < kMinImageryPsnr || (raw && s > 0)) {
           ++mismatches;
           char buf[160];

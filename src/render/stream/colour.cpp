@@ -294,8 +294,32 @@ bool ColourStrategy::makeTile(const hfa::ArchiveReader& archive, size_t tile, Co
   bytesRead += size;
   const hfa::ImageryHeader& im = archive.imagery();
   const int T = im.tileSize;
-  std::vector<uint8_t> rgba(size_t(T) * size_t(T) * 4);
   const hfa::ImageryEntry& e = archive.imageryTiles()[tile];
+  if (e.codec == hfa::ImageryCodec::Bc1) {
+    // The stored chain is this function's own output for ColourFormat::Bc1 (buildMipChain, then
+    // encodeBc1 per level): uploaded as it is. RGBA8 atlases decode each level.
+    static_assert(hfa::kImageryBc1MaxLevels == himg::kTileMipLevels, "a bc1 tile holds the atlas's mip levels");
+    const int levels = hfa::imageryBc1Levels(T);
+    if (uint64_t(size) != hfa::imageryBc1ChainBytes(T)) {  // open() checked it; never trust a size twice removed
+      out.error = archive.imageryTileName(tile) + ": bc1 payload of " + std::to_string(size) + " bytes, not a " +
+                  std::to_string(T) + " x " + std::to_string(T) + " BC1 mip chain";
+      return false;
+    }
+    out.mips.resize(size_t(levels));
+    for (int m = 0; m < levels; ++m) {
+      const uint8_t* level = data + hfa::imageryBc1LevelOffset(T, m);
+      const uint8_t* end = data + hfa::imageryBc1LevelOffset(T, m + 1);
+      if (format == ColourFormat::Bc1) {
+        out.mips[size_t(m)].assign(level, end);
+      } else {
+        const int s = T >> m;
+        out.mips[size_t(m)].resize(size_t(s) * size_t(s) * 4);
+        himg::decodeBc1(level, s, s, out.mips[size_t(m)].data());
+      }
+    }
+    return true;
+  }
+  std::vector<uint8_t> rgba(size_t(T) * size_t(T) * 4);
   if (e.codec == hfa::ImageryCodec::Raw) {
     std::copy(data, data + std::min(size, rgba.size()), rgba.begin());  // size checked by open()
   } else if (!decoder.decode(data, size, T, rgba.data(), out.error)) {

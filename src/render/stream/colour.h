@@ -18,7 +18,8 @@
 // - ColourStrategy: worker threads read imagery payloads, decode them (libjpeg-turbo, or raw
 //   RGBA8), build the mip levels inside the tile and, for ColourFormat::Bc1, encode every mip
 //   with this project's BC1 encoder; deliver() hands finished tiles to a ColourSink (the GL
-//   colour atlas) and never waits. "raw" uploads RGBA8 (for comparison, and where S3TC is
+//   colour atlas) and never waits. Tiles stored as bc1 (the BC1 mip chain itself) skip all of
+//   that: a BC1 atlas gets the stored levels as they are, an RGBA8 atlas their decoding. "raw" uploads RGBA8 (for comparison, and where S3TC is
 //   missing), "cpu" uploads BC1 (4 bits per texel in video memory).
 #pragma once
 
@@ -194,7 +195,9 @@ class ColourStrategy final : public ColourStream {
   size_t pending() const override;
   ColourStats stats() const override;
 
-  // The work of one tile (also what loadNow and tests use): payload -> RGBA8 -> mips -> format.
+  // The work of one tile (also what loadNow and tests use): payload -> RGBA8 -> mips -> format;
+  // a bc1 payload's levels are the mips (Bc1: copied as stored, Rgba8: himg::decodeBc1 each).
+  // bytesRead grows by the payload's size.
   static bool makeTile(const hfa::ArchiveReader& archive, size_t tile, ColourFormat format,
                        himg::Bc1Mode mode, himg::JpegTileDecoder& decoder, ColourTile& out,
                        uint64_t& bytesRead);

@@ -1,6 +1,11 @@
 // imagery_tiles.cpp - colour rasters warped onto the archive's imagery tiles (imagery_tiles.h).
 #include "imagery_tiles.h"
 
+#if HFPACK_GPU_JPEG
+#include "gpu/cuda_util.h"
+#include "gpu/imagery/jpeg_encoder.h"
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -488,6 +493,60 @@ size_t imageryTilesFor(const std::vector<TileKey>& heightTiles, int finerLevels)
   return n;
 }
 
+namespace {
+
+// hfpack --device cuda's JPEG coder: hfgpu::GpuJpegEncoder on its own stream, or nothing (the
+// CPU codes) with the reason in `note`.
+class GpuJpegBatch {
+ public:
+  static std::unique_ptr<GpuJpegBatch> make(int quality, std::string& note) {
+#if HFPACK_GPU_JPEG
+    if (hfgpu::cudaDeviceCountOrZero() == 0) {
+      note = "no CUDA device: JPEG tiles coded on the CPU";
+      return nullptr;
+    }
+    try {
+      return std::unique_ptr<GpuJpegBatch>(new GpuJpegBatch(quality));
+    } catch (const std::exception& e) {
+      note = std::string("the GPU JPEG encoder cannot run here (") + e.what() + "): JPEG tiles coded on the CPU";
+      return nullptr;
+    }
+#else
+    (void)quality;
+    note = "this hfpack has no GPU imagery codec: JPEG tiles coded on the CPU";
+    return nullptr;
+#endif
+  }
+  // `count` tiles of size^2 RGBA8 one after another -> their abbreviated streams.
+  bool encode(const uint8_t* rgba, size_t count, int size, std::vector<std::vector<uint8_t>>& streams,
+              std::string& error) {
+#if HFPACK_GPU_JPEG
+    try {
+      encoder_.encode(rgba, count, size, streams, stream_);
+      return streams.size() == count || fail(error, "the GPU JPEG encoder returned too few tiles");
+    } catch (const std::exception& e) {
+      return fail(error, std::string("GPU JPEG encoding: ") + e.what());
+    }
+#else
+    (void)rgba, (void)count, (void)size, (void)streams;
+    return fail(error, "no GPU JPEG encoder");
+#endif
+  }
+
+ private:
+  static bool fail(std::string& error, const std::string& message) {
+    error = message;
+    return false;
+  }
+#if HFPACK_GPU_JPEG
+  explicit GpuJpegBatch(int quality) : encoder_(quality) {}
+  hfgpu::Stream stream_;
+  hfgpu::GpuJpegEncoder encoder_;
+#endif
+};
+
+}  // namespace
+
 bool writeImagery(const ImageryOptions& o, const hfa::Header& h, const hfa::ImageryHeader& im, const ImageryPlan& plan,
                   const std::vector<TileKey>& heightTiles, int threads, hfa::ArchiveWriter& writer,
                   const std::function<bool(double)>& progress, ImageryResult& result, std::string& error) {
@@ -517,6 +576,7 @@ bool writeImagery(const ImageryOptions& o, const hfa::Header& h, const hfa::Imag
     order.insert(order.end(), tiles.begin(), tiles.end());
   }
   const int workers = std::max(1, threads);
+  std::atomic<uint64_t> encodeNs{0};  // CPU coding time summed over the workers
   std::vector<std::unique_ptr<ImageryWarper>> warpers(static_cast<size_t>(workers));
   hfa::ImageryHeader geometry = im;
   const int T = im.tileSize;
@@ -527,6 +587,13 @@ bool writeImagery(const ImageryOptions& o, const hfa::Header& h, const hfa::Imag
     std::string error;
   };
   std::vector<Coded> coded(batch);
+  // --device cuda: JPEG tiles of a batch coded in one GPU call from the warped RGBA8.
+  std::unique_ptr<GpuJpegBatch> gpu;
+  if (o.gpuJpeg && im.codec == hfa::ImageryCodec::Jpeg) {
+    gpu = GpuJpegBatch::make(im.quality, result.deviceNote);
+    if (gpu) result.device = "cuda";
+  }
+  std::vector<uint8_t> batchRgba(gpu ? batch * size_t(T) * size_t(T) * 4 : 0);
   for (size_t first = 0; first < order.size(); first += batch) {
     const size_t n = std::min(batch, order.size() - first);
     std::atomic<size_t> next{0};
@@ -544,13 +611,31 @@ bool writeImagery(const ImageryOptions& o, const hfa::Header& h, const hfa::Imag
         }
         if (!warpers[size_t(w)]->warpTile(key.level, key.x, key.y, rgba.data(), c.error)) continue;
         for (size_t t = 3; t < rgba.size() && !c.partial; t += 4) c.partial = rgba[t] == 0;
+        if (gpu) {
+          std::memcpy(batchRgba.data() + i * rgba.size(), rgba.data(), rgba.size());
+          continue;
+        }
+        const auto e0 = std::chrono::steady_clock::now();
         encodeImageryTile(rgba.data(), T, im.codec, im.quality, o.bc1, c.payload, c.error);
+        encodeNs += uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - e0).count());
       }
     };
     std::vector<std::thread> pool;
     for (int w = 1; w < std::min<int>(workers, int(n)); ++w) pool.emplace_back(work, w);
     work(0);
     for (std::thread& t : pool) t.join();
+    if (gpu) {
+      for (size_t i = 0; i < n; ++i)
+        if (!coded[i].error.empty()) {
+          error = coded[i].error;
+          return false;
+        }
+      const auto e0 = std::chrono::steady_clock::now();
+      std::vector<std::vector<uint8_t>> streams;
+      if (!gpu->encode(batchRgba.data(), n, T, streams, error)) return false;
+      for (size_t i = 0; i < n; ++i) coded[i].payload.swap(streams[i]);
+      result.encodeSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - e0).count();
+    }
     for (size_t i = 0; i < n; ++i) {
       const TileKey& key = order[first + i];
       Coded& c = coded[i];
@@ -580,6 +665,7 @@ bool writeImagery(const ImageryOptions& o, const hfa::Header& h, const hfa::Imag
   }
   result.texels = result.tiles * uint64_t(T) * uint64_t(T);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!gpu) result.encodeSeconds = double(encodeNs.load()) / 1e9 / double(workers);  // per thread, as wall time
   return true;
 }
 

@@ -39,6 +39,11 @@ struct ImageryOptions {
   himg::Bc1Mode bc1 = himg::Bc1Mode::Quality;
   std::string resampling = "bilinear";  // bilinear | cubic | lanczos | average
   double maxTexelsPerSample = 8;    // caps the finer imagery-only levels
+  // JPEG tiles encoded on the GPU (hfpack --device cuda; hfgpu::GpuJpegEncoder, the same
+  // baseline streams): the warp stays on CPU threads, each batch is coded in one GPU call.
+  // Without the GPU imagery codec or a device, writeImagery codes on the CPU and says so in
+  // ImageryResult::deviceNote.
+  bool gpuJpeg = false;
 };
 
 // What open() learns about the source, shared by every warper of a pack.
@@ -96,6 +101,9 @@ struct ImageryResult {
   uint64_t tiles = 0, bytes = 0, texels = 0;  // texels: tiles x tileSize^2
   std::vector<ImageryLevelSummary> perLevel;  // by imagery level k
   double seconds = 0;
+  double encodeSeconds = 0;    // of which coding the tiles (CPU threads or the GPU calls)
+  std::string device = "cpu";  // where JPEG tiles were coded: "cpu" or "cuda"
+  std::string deviceNote;      // why gpuJpeg fell back to the CPU (empty when it did not)
 };
 
 // Codes one tileSize^2 RGBA8 tile (alpha 0 or 255) as `codec` (docs/archive.md section 6): raw

@@ -17,7 +17,8 @@
 //
 // Errors: one line starting "Error:", exit status 1, no output file left behind.
 // --device cuda that cannot be honoured (no GPU codec in this build, no device, codec
-// hfpac+rbuc or raw) is not an error: a "Note:" line says so and the CPU encodes.
+// hfpac+rbuc or raw) is not an error: a "Note:" line says so and the CPU encodes. With
+// --imagery, --device cuda also codes the JPEG imagery tiles on the GPU (same fallback).
 // Built without GDAL (HF_WITH_GDAL=OFF, for the GPU machine) the only input is one .hfr dump
 // (`hfbench dump`); --t_srs and --config are then refused.
 #ifdef HFPACK_GDAL

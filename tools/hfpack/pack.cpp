@@ -358,11 +358,14 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     result.hasImagery = true;
     std::function<bool(double)> imagery_progress;
     if (o.progress) imagery_progress = [&](double f) { return o.progress(heightsEnd + (1 - heightsEnd) * f, "imagery"); };
-    if (!writeImagery(o.imagery, h, im, result.imageryPlan, heightTiles, threads, writer, imagery_progress,
+    ImageryOptions io = o.imagery;
+    io.gpuJpeg = o.device == "cuda";
+    if (!writeImagery(io, h, im, result.imageryPlan, heightTiles, threads, writer, imagery_progress,
                       result.imagery, error)) {
       writer.abort();
       return false;
     }
+    if (!result.imagery.deviceNote.empty() && io.gpuJpeg && o.out) fprintf(o.out, "Note: %s\n", result.imagery.deviceNote.c_str());
   }
   writer.header().filledSamples = ss.filled;
   writer.header().sourceValidSamples = ss.valid;
@@ -449,8 +452,10 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
         fprintf(f, "  %13zu %6llu %10s %11.3f %8llu\n", k, (unsigned long long)ls.tiles, human(double(ls.bytes)).c_str(),
                 texels > 0 ? 8.0 * double(ls.bytes) / texels : 0.0, (unsigned long long)ls.partialTiles);
       }
-      fprintf(f, "  imagery total %6llu %10s %11.3f           in %.2f s\n", (unsigned long long)ir.tiles,
-              human(double(ir.bytes)).c_str(), ir.texels ? 8.0 * double(ir.bytes) / double(ir.texels) : 0.0, ir.seconds);
+      fprintf(f, "  imagery total %6llu %10s %11.3f           in %.2f s (coding %.2f s on %s, %.1f M texels/s)\n",
+              (unsigned long long)ir.tiles, human(double(ir.bytes)).c_str(),
+              ir.texels ? 8.0 * double(ir.bytes) / double(ir.texels) : 0.0, ir.seconds, ir.encodeSeconds,
+              ir.device.c_str(), ir.encodeSeconds > 0 ? double(ir.texels) / ir.encodeSeconds / 1e6 : 0.0);
     }
   }
   return true;

@@ -2,9 +2,11 @@
 // per-block arithmetic is bc1_core.cuh (shared with the CPU-side test); this file only maps it
 // onto threads:
 // - fast: one thread per 4x4 block; the single-colour tables in shared memory;
-// - quality: one warp per block; every lane evaluates every 32nd cluster split (the splits
-//   listed once in lexicographic order, the CPU's loop order), then a warp-wide (error, index)
-//   minimum; the 565 refinement evaluates a round's 24 moves on 24 lanes;
+// - quality: one warp per block (kQualityWarps per thread block, each with its own shared
+//   memory); the setup spread over the lanes, every lane evaluating every 32nd cluster split
+//   (the splits listed once in the CPU's loop order, coefficients for 16 texels from a table),
+//   then a warp-wide (error, index) minimum; the 565 refinement evaluates a round's 24 moves on
+//   24 lanes. It is bound by instruction issue (H100: about 75% of the issue slots busy);
 // - mips: one thread per output texel.
 // Compiled with -fmad=false (src/gpu/imagery/CMakeLists.txt): no FMA contraction, so every
 // float operation rounds as the CPU reference's does.
@@ -24,35 +26,62 @@ namespace hfgpu {
 
 namespace {
 
-// ---- constant data: single-colour tables and the cluster splits ----
-
-constexpr int kSplits4 = 969;  // (i, j, k), 0 <= i <= j <= k <= 16, lexicographic
-constexpr int kSplits3 = 153;  // (i, j), 0 <= i <= j <= 16
+// ---- tables: single-colour pairs, cluster splits and their coefficients ----
 
 __device__ uint16_t gSingleColour[512];
-__device__ uint32_t gSplits4[kSplits4];  // i | j << 8 | k << 16
-__device__ uint32_t gSplits3[kSplits3];  // i | j << 8
+__device__ uint32_t gSplits4[hfbc1::kSplits4];  // hfbc1::splitWord, bit 31: solvable for 16 texels
+__device__ uint32_t gSplits3[hfbc1::kSplits3];  // i | j << 5, bit 31: solvable for 16 texels
+__device__ float4 gCoef4[hfbc1::kSplits4];      // (A, B, C, 1 / det) for 16 texels
+__device__ float4 gCoef3[hfbc1::kSplits3];
+__device__ uint32_t gPairs[hfbc1::kSplits3];    // pair p = (a, b): a | b << 5
 
-// Uploads the tables once per process (the current device; this project uses one).
+// The coefficients for 16 texels, computed on the device (so with this file's float rules,
+// whatever the host compiler's) from the split words; marks the solvable splits.
+__global__ void coefKernel() {
+  const int s = int(blockIdx.x * blockDim.x + threadIdx.x);
+  hfbc1::Coef cf;
+  if (s < hfbc1::kSplits4) {
+    const uint32_t w = gSplits4[s];
+    const bool ok = hfbc1::splitCoef4(16, int(w & 31u), int((w >> 5) & 31u), int((w >> 10) & 31u), cf);
+    gCoef4[s] = make_float4(cf.A, cf.B, cf.C, cf.id);
+    gSplits4[s] = ok ? w | 0x80000000u : w;
+  }
+  if (s < hfbc1::kSplits3) {
+    const uint32_t w = gSplits3[s];
+    const bool ok = hfbc1::splitCoef3(16, int(w & 31u), int((w >> 5) & 31u), cf);
+    gCoef3[s] = make_float4(cf.A, cf.B, cf.C, cf.id);
+    gSplits3[s] = ok ? w | 0x80000000u : w;
+  }
+}
+
+// Makes the tables once per process (the current device; this project uses one). Synchronises
+// once, so that kernels on any stream (non-blocking ones too) see them.
 void ensureTables() {
   static std::once_flag once;
   static std::string failure;
   std::call_once(once, [] {
     uint16_t single[512];
     hfbc1::makeSingleColourTables(single);
-    uint32_t s4[kSplits4], s3[kSplits3];
+    uint32_t s4[hfbc1::kSplits4], s3[hfbc1::kSplits3], pairs[hfbc1::kSplits3];
     int n4 = 0, n3 = 0;
-    for (uint32_t i = 0; i <= 16; ++i)
-      for (uint32_t j = i; j <= 16; ++j) {
-        s3[n3++] = i | j << 8;
-        for (uint32_t k = j; k <= 16; ++k) s4[n4++] = i | j << 8 | k << 16;
+    for (int i = 0; i <= 16; ++i)
+      for (int j = i; j <= 16; ++j) {
+        s3[n3] = uint32_t(i) | uint32_t(j) << 5;
+        pairs[n3++] = uint32_t(i) | uint32_t(j) << 5;
+        for (int k = j; k <= 16; ++k) s4[n4++] = hfbc1::splitWord(i, j, k);
       }
     cudaError_t e = cudaMemcpyToSymbol(gSingleColour, single, sizeof single);
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(gSplits4, s4, sizeof s4);
     if (e == cudaSuccess) e = cudaMemcpyToSymbol(gSplits3, s3, sizeof s3);
+    if (e == cudaSuccess) e = cudaMemcpyToSymbol(gPairs, pairs, sizeof pairs);
+    if (e == cudaSuccess) {
+      coefKernel<<<(hfbc1::kSplits4 + 255) / 256, 256>>>();
+      e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) failure = std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
   });
-  if (!failure.empty()) throw std::runtime_error("BC1 tables could not be uploaded: " + failure);
+  if (!failure.empty()) throw std::runtime_error("BC1 tables could not be made: " + failure);
 }
 
 // Where block (bx, BY) of a tall image of tiles goes: tiles of tileBlocksH block rows, each
@@ -104,167 +133,283 @@ __device__ __forceinline__ void warpArgMin(E& err, int& index) {
   }
 }
 
-constexpr int kQualityWarps = 4;  // blocks per thread block
+constexpr int kQualityWarps = 4;  // blocks per thread block (shared memory: about 8.4 KB each)
+constexpr unsigned kAll = 0xffffffffu;
+
+// A warp's shared memory: the block, the ordered points, their prefix sums and the per-pair
+// terms of the cluster fit (read by every lane, written once).
+struct QualityShared {
+  hfbc1::QTexel tex[16];  // texel t (for assignQ)
+  int4 col[16];           // the opaque texels' colours, compacted, in texel order
+  float4 pts[16];         // the opaque colours ordered along the axis (clusterFit's pts)
+  float4 pre[17];         // their prefix sums
+  float4 uz[hfbc1::kSplits3];  // pair (i, j): U[0..2], Z[0]
+  float2 uz2[hfbc1::kSplits3];  //              Z[1..2]
+  float4 tw[hfbc1::kSplits3];  // pair (j, k): T[0..2], W[0]
+  float2 tw2[hfbc1::kSplits3];  //              W[1..2]
+};
+
+__device__ __forceinline__ void load3(const float4& v, float out[3]) {
+  out[0] = v.x;
+  out[1] = v.y;
+  out[2] = v.z;
+}
+__device__ __forceinline__ float pick3(int i, float a, float b, float c) { return i == 0 ? a : i == 1 ? b : c; }
+__device__ __forceinline__ int pick3(int i, int a, int b, int c) { return i == 0 ? a : i == 1 ? b : c; }
+
+// The best of the lanes' candidates (err, order): every lane gets the winner's endpoints and indices.
+__device__ __forceinline__ bool takeBest(int err, int order, uint16_t e0, uint16_t e1, uint32_t ind, int& bestErr,
+                                         uint16_t& best0, uint16_t& best1, uint32_t& bestIndices) {
+  int winner = order;
+  warpArgMin(err, winner);
+  if (!(err < bestErr)) return false;
+  const int from = winner & 31;
+  bestErr = err;
+  best0 = uint16_t(__shfl_sync(kAll, int(e0), from));
+  best1 = uint16_t(__shfl_sync(kAll, int(e1), from));
+  bestIndices = __shfl_sync(kAll, ind, from);
+  return true;
+}
 
 __global__ void __launch_bounds__(32 * kQualityWarps) qualityKernel(const uint8_t* __restrict__ rgba, int width,
                                                                    BlockOut out) {
-  // The block's texels and the cluster fit's prefix sums once per warp in shared memory (per
-  // lane they would be 32 copies in local memory); lane 0 writes them, the warp reads them.
-  __shared__ hfbc1::QBlock blocks[kQualityWarps];
-  __shared__ hfbc1::ClusterSetup setups[kQualityWarps];
-  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __shared__ QualityShared shared[kQualityWarps];
+  const int lane = int(threadIdx.x & 31), warp = int(threadIdx.x >> 5);
   const long long b = (long long)blockIdx.x * kQualityWarps + warp;
   if (b >= (long long)out.blocksW * out.blocksH) return;  // whole warps leave together
   const int bx = int(b % out.blocksW), by = int(b / out.blocksW);
-  hfbc1::QBlock& blk = blocks[warp];
-  if (lane == 0) {
-    uint32_t w[16];
-    loadBlock(rgba, width, bx, by, w);
-    hfbc1::gather(w, blk);
-  }
-  __syncwarp();
-  if (blk.n == 0) {
+  QualityShared& S = shared[warp];
+
+  // The block: lane t < 16 holds texel t (gather()).
+  uint32_t w = 0;
+  if (lane < 16)
+    w = __ldg(reinterpret_cast<const uint32_t*>(rgba) + (size_t(by) * 4 + size_t(lane >> 2)) * size_t(width) +
+              size_t(bx) * 4 + size_t(lane & 3));
+  const bool opaque = lane < 16 && (w >> 24) >= 128u;
+  const uint32_t omask = __ballot_sync(kAll, opaque);
+  const int n = __popc(omask);
+  if (n == 0) {  // fully transparent: 3-colour mode, every index 3
     if (lane == 0) *out.at(bx, by) = hfbc1::block64(0, 0, 0xffffffffu);
     return;
   }
-  float mean[3], axis[3];
-  hfbc1::principalAxis(blk, mean, axis);
-  bool solid = true;
-  for (int t = 1; t < blk.n; ++t)
-    solid = solid && blk.rgb[t][0] == blk.rgb[0][0] && blk.rgb[t][1] == blk.rgb[0][1] && blk.rgb[t][2] == blk.rgb[0][2];
+  const bool transparent = n < 16;
+  const int r = int(w & 255u), g = int((w >> 8) & 255u), bl = int((w >> 16) & 255u);
+  if (lane < 16) S.tex[lane] = hfbc1::QTexel{r, g, bl, opaque ? -1 : 0};
+  if (opaque) S.col[__popc(omask & ((1u << lane) - 1u))] = make_int4(r, g, bl, 0);
+  // Integer sums: exact in any order (the CPU's float sums of integers below 2^24 too).
+  const int sum_r = __reduce_add_sync(kAll, opaque ? r : 0), sum_g = __reduce_add_sync(kAll, opaque ? g : 0),
+            sum_b = __reduce_add_sync(kAll, opaque ? bl : 0);
+  const int sumsq = __reduce_add_sync(kAll, opaque ? r * r + g * g + bl * bl : 0);
+  __syncwarp();
 
-  // The first candidates, in the CPU's order: pairs (a, c) expanded by considerPair.
+  // principalAxis(): mean, then lane c < 6 sums the covariance entry c in texel order.
+  const float inv = 1.0f / float(n);
+  const float mean[3] = {float(sum_r) * inv, float(sum_g) * inv, float(sum_b) * inv};
+  float axis[3];
+  {
+    const int c = lane % 6, ca = hfbc1::covFirst(c), cb = hfbc1::covSecond(c);
+    const float ma = pick3(ca, mean[0], mean[1], mean[2]), mb = pick3(cb, mean[0], mean[1], mean[2]);
+    float acc = 0.0f;
+    for (int t = 0; t < n; ++t) {
+      const int4 x = S.col[t];
+      acc += (float(pick3(ca, x.x, x.y, x.z)) - ma) * (float(pick3(cb, x.x, x.y, x.z)) - mb);
+    }
+    float cov[6];
+    for (int q = 0; q < 6; ++q) cov[q] = __shfl_sync(kAll, acc, q);
+    hfbc1::axisFromCov(cov, axis);
+  }
+  const int first = __ffs(int(omask)) - 1;
+  const uint32_t w_first = __shfl_sync(kAll, w, first);
+  const bool solid = !__any_sync(kAll, opaque && ((w ^ w_first) & 0x00ffffffu) != 0);
+
+  // The first candidates, in the CPU's order: pairs (a, c) that considerPair expands.
   uint16_t pa[3], pc[3];
-  int pairs = 0;
+  int pairs = 1;
   if (solid) {
-    const float f[3] = {float(blk.rgb[0][0]), float(blk.rgb[0][1]), float(blk.rgb[0][2])};
+    const float f[3] = {float(w_first & 255u), float((w_first >> 8) & 255u), float((w_first >> 16) & 255u)};
     pa[0] = pc[0] = hfbc1::pack565f(f);
-    pairs = 1;
   } else {
-    hfbc1::axisEndpoints(blk, mean, axis, pa[0], pc[0]);
-    pairs = 1;
-    hfbc1::ClusterSetup& setup = setups[warp];
-    if (lane == 0) hfbc1::clusterSetup(blk, axis, setup);
+    // Lane t < n: compacted texel t.
+    const int4 mine = S.col[lane & 15];
+    const int rgb[3] = {mine.x, mine.y, mine.z};
+    // axisEndpoints(): the extremes in texel order (the CPU's comparisons, one after another).
+    const float d = hfbc1::axisOffset(rgb, mean, axis);
+    float lo = 0.0f, hi = 0.0f;
+    for (int t = 0; t < n; ++t) {
+      const float v = __shfl_sync(kAll, d, t);
+      if (t == 0 || v < lo) lo = v;
+      if (t == 0 || v > hi) hi = v;
+    }
+    hfbc1::axisEndpointsFrom(lo, hi, mean, axis, pa[0], pc[0]);
+
+    // clusterFit()'s order: the insertion sort is stable, so texel t goes to the number of
+    // texels before it in (projection, texel) order.
+    const float proj = hfbc1::clusterProj(rgb, axis);
+    int rank = 0;
+    for (int u = 0; u < n; ++u) {
+      const float pu = __shfl_sync(kAll, proj, u);
+      rank += (pu < proj || (pu == proj && u < lane)) ? 1 : 0;
+    }
+    if (lane < n) S.pts[rank] = make_float4(float(rgb[0]), float(rgb[1]), float(rgb[2]), 0.0f);
     __syncwarp();
-    // 4 clusters: every 32nd split per lane.
-    float bestErr = INFINITY;
-    int bestIndex = 0x7fffffff;
-    float a4[3] = {0, 0, 0}, c4[3] = {0, 0, 0};
-    for (int s = lane; s < kSplits4; s += 32) {
-      const uint32_t v = gSplits4[s];
-      const int i = int(v & 255u), j = int((v >> 8) & 255u), k = int(v >> 16);
-      if (k > blk.n) continue;
-      float err, a[3], c[3];
-      if (!hfbc1::cluster4(setup, i, j, k, err, a, c)) continue;
-      if (err < bestErr) {  // indices rise with s: the earliest wins a tie
+    // Prefix sums: lane i repeats the CPU's chain of additions up to point i; xx the CPU's chain.
+    float acc[3] = {0.0f, 0.0f, 0.0f};
+    float term = 0.0f;
+    for (int i = 0; i < n; ++i) {
+      float p[3];
+      load3(S.pts[i], p);
+      if (i <= lane)
+        for (int q = 0; q < 3; ++q) acc[q] += p[q];
+      if (i == lane) term = p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
+    }
+    if (lane < n) S.pre[lane + 1] = make_float4(acc[0], acc[1], acc[2], 0.0f);
+    if (lane == 0) S.pre[0] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    float xx = 0.0f;
+    for (int i = 0; i < n; ++i) xx += __shfl_sync(kAll, term, i);
+    __syncwarp();
+    float pre_n[3];
+    load3(S.pre[n], pre_n);
+    // The per-pair terms of the 4-cluster fit.
+    for (int p = lane; p < hfbc1::kSplits3; p += 32) {
+      const uint32_t ab = __ldg(gPairs + p);
+      const int pa_ = int(ab & 31u), pb_ = int(ab >> 5);
+      if (pb_ > n) continue;
+      float pre_a[3], pre_b[3], U[3], Z[3], T[3], W[3];
+      load3(S.pre[pa_], pre_a);
+      load3(S.pre[pb_], pre_b);
+      hfbc1::pairTermsIJ(pre_a, pre_b, U, Z);
+      hfbc1::pairTermsJK(pre_a, pre_b, pre_n, T, W);
+      S.uz[p] = make_float4(U[0], U[1], U[2], Z[0]);
+      S.uz2[p] = make_float2(Z[1], Z[2]);
+      S.tw[p] = make_float4(T[0], T[1], T[2], W[0]);
+      S.tw2[p] = make_float2(W[1], W[2]);
+    }
+    __syncwarp();
+
+    // 4 clusters: lane l evaluates splits l, l + 32, ...; then the (error, split) minimum.
+    float bestErr = hfbc1::kNoFit;
+    int bestSplit = 0x7fffffff;
+    for (int s = lane; s < hfbc1::kSplits4; s += 32) {
+      const uint32_t sw = __ldg(gSplits4 + s);
+      const int k = int((sw >> 10) & 31u);
+      if (k > n) continue;
+      hfbc1::Coef cf;
+      if (n == 16) {
+        if (!(sw >> 31)) continue;
+        const float4 c4 = __ldg(gCoef4 + s);
+        cf = hfbc1::Coef{c4.x, c4.y, c4.z, c4.w};
+      } else if (!hfbc1::splitCoef4(n, int(sw & 31u), int((sw >> 5) & 31u), k, cf)) {
+        continue;
+      }
+      const int pij = int((sw >> 15) & 255u), pjk = int(sw >> 23) & 255;
+      const float4 u = S.uz[pij], t = S.tw[pjk];
+      const float2 u2 = S.uz2[pij], t2 = S.tw2[pjk];
+      const float X[3] = {u.x + t.x, u.y + t.y, u.z + t.z};  // U + T
+      const float Y[3] = {t.w + u.w, t2.x + u2.x, t2.y + u2.y};  // W + Z
+      float a[3], c[3];
+      const float err = hfbc1::solveSplit(cf, X, Y, xx, a, c);
+      if (err < bestErr) {  // splits rise with s: the earliest wins a tie
         bestErr = err;
-        bestIndex = s;
-        for (int q = 0; q < 3; ++q) {
-          a4[q] = a[q];
-          c4[q] = c[q];
-        }
+        bestSplit = s;
       }
     }
-    int winner = bestIndex;
-    float winErr = bestErr;
-    warpArgMin(winErr, winner);
-    if (winErr < 3.4e38f) {  // the CPU's initial best4: a fit must beat it
-      const int from = winner & 31;
+    warpArgMin(bestErr, bestSplit);
+    if (bestErr < hfbc1::kNoFit) {  // the winner again, on every lane (uniform)
+      const uint32_t sw = __ldg(gSplits4 + bestSplit);
+      hfbc1::Coef cf;
+      hfbc1::splitCoef4(n, int(sw & 31u), int((sw >> 5) & 31u), int((sw >> 10) & 31u), cf);
+      const int pij = int((sw >> 15) & 255u), pjk = int(sw >> 23) & 255;
+      const float4 u = S.uz[pij], t = S.tw[pjk];
+      const float2 u2 = S.uz2[pij], t2 = S.tw2[pjk];
+      const float X[3] = {u.x + t.x, u.y + t.y, u.z + t.z};
+      const float Y[3] = {t.w + u.w, t2.x + u2.x, t2.y + u2.y};
       float a[3], c[3];
-      for (int q = 0; q < 3; ++q) {
-        a[q] = __shfl_sync(0xffffffffu, a4[q], from);
-        c[q] = __shfl_sync(0xffffffffu, c4[q], from);
-      }
+      hfbc1::solveSplit(cf, X, Y, xx, a, c);
       pa[pairs] = hfbc1::pack565f(a);
       pc[pairs] = hfbc1::pack565f(c);
       ++pairs;
     }
     // 3 clusters.
-    bestErr = INFINITY;
-    bestIndex = 0x7fffffff;
-    for (int s = lane; s < kSplits3; s += 32) {
-      const uint32_t v = gSplits3[s];
-      const int i = int(v & 255u), j = int(v >> 8);
-      if (j > blk.n) continue;
-      float err, a[3], c[3];
-      if (!hfbc1::cluster3(setup, i, j, err, a, c)) continue;
+    bestErr = hfbc1::kNoFit;
+    bestSplit = 0x7fffffff;
+    for (int s = lane; s < hfbc1::kSplits3; s += 32) {
+      const uint32_t sw = __ldg(gSplits3 + s);
+      const int i = int(sw & 31u), j = int((sw >> 5) & 31u);
+      if (j > n) continue;
+      hfbc1::Coef cf;
+      if (n == 16) {
+        if (!(sw >> 31)) continue;
+        const float4 c4 = __ldg(gCoef3 + s);
+        cf = hfbc1::Coef{c4.x, c4.y, c4.z, c4.w};
+      } else if (!hfbc1::splitCoef3(n, i, j, cf)) {
+        continue;
+      }
+      float pre_i[3], pre_j[3], X[3], Y[3], a[3], c[3];
+      load3(S.pre[i], pre_i);
+      load3(S.pre[j], pre_j);
+      hfbc1::cluster3XY(pre_i, pre_j, pre_n, X, Y);
+      const float err = hfbc1::solveSplit(cf, X, Y, xx, a, c);
       if (err < bestErr) {
         bestErr = err;
-        bestIndex = s;
-        for (int q = 0; q < 3; ++q) {
-          a4[q] = a[q];
-          c4[q] = c[q];
-        }
+        bestSplit = s;
       }
     }
-    winner = bestIndex;
-    winErr = bestErr;
-    warpArgMin(winErr, winner);
-    if (winErr < 3.4e38f) {
-      const int from = winner & 31;
-      float a[3], c[3];
-      for (int q = 0; q < 3; ++q) {
-        a[q] = __shfl_sync(0xffffffffu, a4[q], from);
-        c[q] = __shfl_sync(0xffffffffu, c4[q], from);
-      }
+    warpArgMin(bestErr, bestSplit);
+    if (bestErr < hfbc1::kNoFit) {
+      const uint32_t sw = __ldg(gSplits3 + bestSplit);
+      const int i = int(sw & 31u), j = int((sw >> 5) & 31u);
+      hfbc1::Coef cf;
+      hfbc1::splitCoef3(n, i, j, cf);
+      float pre_i[3], pre_j[3], X[3], Y[3], a[3], c[3];
+      load3(S.pre[i], pre_i);
+      load3(S.pre[j], pre_j);
+      hfbc1::cluster3XY(pre_i, pre_j, pre_n, X, Y);
+      hfbc1::solveSplit(cf, X, Y, xx, a, c);
       pa[pairs] = hfbc1::pack565f(a);
       pc[pairs] = hfbc1::pack565f(c);
       ++pairs;
     }
   }
+
   // Their considerPair candidates (at most 6), one per lane, then the (error, order) minimum.
   int bestErr = 1 << 30;
   uint16_t best0 = 0, best1 = 0;
   uint32_t bestIndices = 0;
   {
-    int err = 0x7fffffff, order = lane;
+    int err = 0x7fffffff;
     uint16_t e0 = 0, e1 = 0;
     uint32_t ind = 0;
     int slot = 0;
     for (int p = 0; p < pairs; ++p) {
       uint16_t o0[2], o1[2];
-      const int count = hfbc1::pairCandidates(blk, pa[p], pc[p], o0, o1);
+      const int count = hfbc1::pairCandidates(transparent, pa[p], pc[p], o0, o1);
       for (int q = 0; q < count; ++q, ++slot)
         if (slot == lane) {
           e0 = o0[q];
           e1 = o1[q];
-          err = hfbc1::assign(blk, e0, e1, ind);
         }
     }
-    int winner = order;
-    warpArgMin(err, winner);
-    if (err < bestErr) {
-      bestErr = err;
-      best0 = uint16_t(__shfl_sync(0xffffffffu, int(e0), winner));
-      best1 = uint16_t(__shfl_sync(0xffffffffu, int(e1), winner));
-      bestIndices = __shfl_sync(0xffffffffu, ind, winner);
-    }
+    if (lane < slot) err = hfbc1::assignQ(S.tex, sumsq, e0, e1, ind);
+    takeBest(err, lane, e0, e1, ind, bestErr, best0, best1, bestIndices);
   }
-  // Refinement: at most 8 rounds of the 12 moves x 2 orders from the round's start.
+  // refine(): at most 8 rounds of the 12 moves x 2 orders from the round's start, lane 2m + q
+  // taking move m's q-th pair.
   for (int round = 0; round < 8; ++round) {
     int err = 0x7fffffff;
     uint16_t e0 = 0, e1 = 0;
     uint32_t ind = 0;
-    if (lane < 24) {
-      uint16_t a, c;
-      if (hfbc1::refineMove(best0, best1, lane >> 1, a, c)) {
-        uint16_t o0[2], o1[2];
-        const int count = hfbc1::pairCandidates(blk, a, c, o0, o1);
-        const int q = lane & 1;
-        if (q < count) {
-          e0 = o0[q];
-          e1 = o1[q];
-          err = hfbc1::assign(blk, e0, e1, ind);
-        }
+    uint16_t a = 0, c = 0;
+    if (lane < 24 && hfbc1::refineMove(best0, best1, lane >> 1, a, c)) {
+      uint16_t o0[2], o1[2];
+      const int count = hfbc1::pairCandidates(transparent, a, c, o0, o1);
+      const int q = lane & 1;
+      if (q < count) {
+        e0 = o0[q];
+        e1 = o1[q];
+        err = hfbc1::assignQ(S.tex, sumsq, e0, e1, ind);
       }
     }
-    int winner = lane;
-    warpArgMin(err, winner);
-    if (!(err < bestErr)) break;
-    bestErr = err;
-    best0 = uint16_t(__shfl_sync(0xffffffffu, int(e0), winner));
-    best1 = uint16_t(__shfl_sync(0xffffffffu, int(e1), winner));
-    bestIndices = __shfl_sync(0xffffffffu, ind, winner);
+    if (!takeBest(err, lane, e0, e1, ind, bestErr, best0, best1, bestIndices)) break;
   }
   if (lane == 0) *out.at(bx, by) = hfbc1::block64(best0, best1, bestIndices);
 }

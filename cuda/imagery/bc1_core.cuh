@@ -5,13 +5,18 @@
 // quality mode in float with the CPU's operations in the CPU's order (this file is compiled
 // without FMA contraction: -fmad=false for nvcc, -ffp-contract=off for the host compiler).
 //
-// The quality mode is split into candidate evaluations that a warp runs in parallel:
-// - clusterCandidate4/3(c): the least-squares fit of the c-th ordered split, c numbering the
-//   CPU's loops (i outer, j, k inner) so that "smallest error, then smallest c" is the CPU's
-//   "first strictly smaller error wins";
-// - the refinement's 24 moves per round (endpoint, channel, step, then the order of the pair),
-//   each an independent assign(); the round's result is again the (error, index) minimum
-//   against the incumbent.
+// The quality mode is split into pieces that a warp's lanes evaluate in parallel:
+// - the setup (mean, covariance, axis, the ordering along it, prefix sums) spread over lanes
+//   where that keeps the CPU's operation order (each lane repeats the CPU's chain of additions
+//   up to its own point, the stable insertion sort becomes a rank count);
+// - the cluster fit's splits, numbered in the CPU's loop order (i outer, then j, k inner), so
+//   that "smallest error, then smallest number" is the CPU's "first strictly smaller error
+//   wins"; a split's least-squares coefficients depend on (split, n) only (a table for n = 16),
+//   its X and Y on two per-pair terms computed once per block (pairTermsIJ/JK);
+// - the candidate endpoints and the refinement's 24 moves per round, each an independent
+//   assignQ() (the CPU's assign() in exact rearranged integer arithmetic), the round's result
+//   again the (error, candidate) minimum against the incumbent.
+// tests/gpu/bc1_core_test.cpp drives these functions the way the kernel does, on the CPU.
 #pragma once
 
 #include <math.h>  // fabsf, floorf, sqrtf: the same IEEE functions on host and device
@@ -55,6 +60,13 @@ HF_BC1_HD void palette(uint16_t c0, uint16_t c1, int p[4][3]) {
 HF_BC1_HD int dist2(const int a[3], const int b[3]) {
   const int dr = a[0] - b[0], dg = a[1] - b[1], db = a[2] - b[2];
   return dr * dr + dg * dg + db * db;
+}
+HF_BC1_HD int popcount32(uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  return __popc(v);
+#else
+  return __builtin_popcount(v);
+#endif
 }
 HF_BC1_HD uint64_t block64(uint16_t c0, uint16_t c1, uint32_t indices) {
   return uint64_t(c0) | uint64_t(c1) << 16 | uint64_t(indices) << 32;
@@ -254,27 +266,18 @@ HF_BC1_HD uint64_t fastBlock(const uint32_t w_in[16], const uint16_t* table) {
 }
 
 // ---- quality mode ----
+//
+// bc1.cpp's quality encoder cut into pieces that lanes of a warp evaluate independently. Every
+// piece performs the CPU's float operations on the CPU's operands in the CPU's order (the
+// comments name the bc1.cpp expression each one reproduces); only work that is exact in any
+// order (integer sums) or that yields the same rounded value (a subexpression computed once
+// and reused) is rearranged.
 
-struct QBlock {
-  int n;            // opaque texels
-  int idx[16];      // their positions
-  int rgb[16][3];   // their colours
-  bool transparent;
+// One texel for assignQ: its colour and whether it is opaque (-1) or transparent (0). 16 bytes:
+// one broadcast vector load from shared memory per texel on the GPU.
+struct alignas(16) QTexel {
+  int r, g, b, opaque;
 };
-
-HF_BC1_HD void gather(const uint32_t w[16], QBlock& b) {
-  b.n = 0;
-  b.transparent = false;
-  for (int i = 0; i < 16; ++i) {
-    if ((w[i] >> 24) < 128u) {
-      b.transparent = true;
-      continue;
-    }
-    b.idx[b.n] = i;
-    for (int k = 0; k < 3; ++k) b.rgb[b.n][k] = int((w[i] >> (8 * k)) & 255u);
-    ++b.n;
-  }
-}
 
 HF_BC1_HD int quant5(float v) {
   const int q = int(floorf(clampf(v, 0.0f, 255.0f) * (31.0f / 255.0f) + 0.5f));
@@ -286,37 +289,50 @@ HF_BC1_HD int quant6(float v) {
 }
 HF_BC1_HD uint16_t pack565f(const float c[3]) { return pack565(quant5(c[0]), quant6(c[1]), quant5(c[2])); }
 
-// assign(): the squared error of endpoints (c0, c1) and their indices.
-HF_BC1_HD int assign(const QBlock& b, uint16_t c0, uint16_t c1, uint32_t& indices) {
+// bc1.cpp's assign(): the squared RGB error of endpoints (c0, c1) over the opaque texels and
+// their indices (transparent texels: 3), for all 16 texels of the block; `sumsq` is the sum of
+// r^2 + g^2 + b^2 over the opaque texels. Exact integer arithmetic rearranged:
+// dist2(x, p_j) = |x|^2 + e_j with e_j = |p_j|^2 - 2 x.p_j, so the nearest entry is the smallest
+// e_j; m_j = 4 e_j + j orders the entries by e_j and then by j, so min_j m_j is the CPU's choice
+// (the lower index wins a tie) and carries the index in its low 2 bits. Three integer
+// multiply-adds per entry instead of the differences and squares.
+HF_BC1_HD int assignQ(const QTexel tex[16], int sumsq, uint16_t c0, uint16_t c1, uint32_t& indices) {
   int p[4][3];
   palette(c0, c1, p);
-  const int usable = c0 > c1 ? 4 : 3;
-  indices = 0xffffffffu;
-  int err = 0;
-  for (int t = 0; t < b.n; ++t) {
-    int best = 0, bestErr = dist2(b.rgb[t], p[0]);
+  int K[4], Q[4][3];
+  for (int j = 0; j < 4; ++j) {
+    K[j] = 4 * (p[j][0] * p[j][0] + p[j][1] * p[j][1] + p[j][2] * p[j][2]) + j;
+    for (int k = 0; k < 3; ++k) Q[j][k] = -8 * p[j][k];
+  }
+  if (!(c0 > c1)) K[3] = 1 << 29;  // 3 colours: entry 3 is never chosen (|4 e_j| < 2^23)
+  uint32_t ind = 0;
+  int summ = 0;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
-    for (int j = 1; j < 4; ++j) {  // a fixed bound: the palette stays in registers on the GPU
-      const int e = j < usable ? dist2(b.rgb[t], p[j]) : 0x7fffffff;
-      if (e < bestErr) {
-        bestErr = e;
-        best = j;
-      }
+  for (int t = 0; t < 16; ++t) {
+    const QTexel x = tex[t];
+    int m = K[0] + x.r * Q[0][0] + x.g * Q[0][1] + x.b * Q[0][2];
+    for (int j = 1; j < 4; ++j) {
+      const int v = K[j] + x.r * Q[j][0] + x.g * Q[j][1] + x.b * Q[j][2];
+      m = v < m ? v : m;
     }
-    err += bestErr;
-    indices = (indices & ~(3u << (2 * b.idx[t]))) | (uint32_t(best) << (2 * b.idx[t]));
+    m = x.opaque ? m : 3;  // transparent: index 3, and 3 is taken off again below
+    summ += m;
+    ind |= uint32_t(m & 3) << (2 * t);
   }
-  return err;
+  indices = ind;
+  // summ = 4 sum(e) + sum of all 16 indices; the indices' sum from their bits.
+  const int sumj = popcount32(ind & 0x55555555u) + 2 * popcount32(ind & 0xaaaaaaaau);
+  return sumsq + (summ - sumj) / 4;
 }
 
 // The candidates of Best::considerPair(a, c) in order: (hi, lo) when the block is opaque and
 // hi != lo, then (lo, hi). Returns how many (1 or 2) and the pairs.
-HF_BC1_HD int pairCandidates(const QBlock& b, uint16_t a, uint16_t c, uint16_t out0[2], uint16_t out1[2]) {
+HF_BC1_HD int pairCandidates(bool transparent, uint16_t a, uint16_t c, uint16_t out0[2], uint16_t out1[2]) {
   const uint16_t hi = a > c ? a : c, lo = a > c ? c : a;
   int n = 0;
-  if (!b.transparent && hi != lo) {
+  if (!transparent && hi != lo) {
     out0[n] = hi;
     out1[n] = lo;
     ++n;
@@ -326,22 +342,13 @@ HF_BC1_HD int pairCandidates(const QBlock& b, uint16_t a, uint16_t c, uint16_t o
   return n + 1;
 }
 
-HF_BC1_HD void principalAxis(const QBlock& b, float mean[3], float axis[3]) {
-  float sum[3] = {0, 0, 0};
-  for (int t = 0; t < b.n; ++t)
-    for (int k = 0; k < 3; ++k) sum[k] += float(b.rgb[t][k]);
-  const float inv = 1.0f / float(b.n);
-  for (int k = 0; k < 3; ++k) mean[k] = sum[k] * inv;
-  float cov[6] = {0, 0, 0, 0, 0, 0};
-  for (int t = 0; t < b.n; ++t) {
-    const float r = float(b.rgb[t][0]) - mean[0], g = float(b.rgb[t][1]) - mean[1], bl = float(b.rgb[t][2]) - mean[2];
-    cov[0] += r * r;
-    cov[1] += r * g;
-    cov[2] += r * bl;
-    cov[3] += g * g;
-    cov[4] += g * bl;
-    cov[5] += bl * bl;
-  }
+// principalAxis(), the covariance's entry c (0..5: rr rg rb gg gb bb) over the n opaque texels
+// in order (rgb: their colours, compacted): `cov[c] += r * g` with r, g the centred values.
+HF_BC1_HD int covFirst(int c) { return c < 3 ? 0 : c < 5 ? 1 : 2; }
+HF_BC1_HD int covSecond(int c) { return c < 3 ? c : c < 5 ? c - 2 : 2; }
+
+// principalAxis() after the covariance: the fixed power iteration and the normalisation.
+HF_BC1_HD void axisFromCov(const float cov[6], float axis[3]) {
   float v[3] = {1.0f, 1.0f, 1.0f};
   if (cov[0] >= cov[3] && cov[0] >= cov[5]) v[0] = 2.0f;
   else if (cov[3] >= cov[5]) v[1] = 2.0f;
@@ -351,7 +358,7 @@ HF_BC1_HD void principalAxis(const QBlock& b, float mean[3], float axis[3]) {
     const float y = cov[1] * v[0] + cov[3] * v[1] + cov[4] * v[2];
     const float z = cov[2] * v[0] + cov[4] * v[1] + cov[5] * v[2];
     const float ax = fabsf(x), ay = fabsf(y), az = fabsf(z);
-    const float m = ax > (ay > az ? ay : az) ? ax : (ay > az ? ay : az);
+    const float m = ax > (ay > az ? ay : az) ? ax : (ay > az ? ay : az);  // std::max's result
     if (!(m > 0.0f)) break;
     const float s = 1.0f / m;
     v[0] = x * s;
@@ -363,14 +370,12 @@ HF_BC1_HD void principalAxis(const QBlock& b, float mean[3], float axis[3]) {
   for (int k = 0; k < 3; ++k) axis[k] = v[k] * il;
 }
 
-HF_BC1_HD void axisEndpoints(const QBlock& b, const float mean[3], const float axis[3], uint16_t& e0, uint16_t& e1) {
-  float lo = 0.0f, hi = 0.0f;
-  for (int t = 0; t < b.n; ++t) {
-    const float d = (float(b.rgb[t][0]) - mean[0]) * axis[0] + (float(b.rgb[t][1]) - mean[1]) * axis[1] +
-                    (float(b.rgb[t][2]) - mean[2]) * axis[2];
-    if (t == 0 || d < lo) lo = d;
-    if (t == 0 || d > hi) hi = d;
-  }
+// axisEndpoints(): one texel's offset along the axis, then the endpoints from the extremes.
+HF_BC1_HD float axisOffset(const int rgb[3], const float mean[3], const float axis[3]) {
+  return (float(rgb[0]) - mean[0]) * axis[0] + (float(rgb[1]) - mean[1]) * axis[1] + (float(rgb[2]) - mean[2]) * axis[2];
+}
+HF_BC1_HD void axisEndpointsFrom(float lo, float hi, const float mean[3], const float axis[3], uint16_t& e0,
+                                 uint16_t& e1) {
   const float inset = (hi - lo) * (1.0f / 16.0f);
   lo += inset;
   hi -= inset;
@@ -383,86 +388,97 @@ HF_BC1_HD void axisEndpoints(const QBlock& b, const float mean[3], const float a
   e1 = pack565f(a);
 }
 
-// The ordered points and prefix sums of clusterFit.
-struct ClusterSetup {
-  int n;
-  float pre[17][3];
-  float xx;
-};
-
-HF_BC1_HD void clusterSetup(const QBlock& b, const float axis[3], ClusterSetup& s) {
-  const int n = b.n;
-  int order[16];
-  float proj[16];
-  for (int t = 0; t < n; ++t) {
-    proj[t] = float(b.rgb[t][0]) * axis[0] + float(b.rgb[t][1]) * axis[1] + float(b.rgb[t][2]) * axis[2];
-    order[t] = t;
-  }
-  for (int i = 1; i < n; ++i) {
-    const int o = order[i];
-    int j = i;
-    while (j > 0 && proj[order[j - 1]] > proj[o]) {
-      order[j] = order[j - 1];
-      --j;
-    }
-    order[j] = o;
-  }
-  float pts[16][3];
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < 3; ++k) pts[i][k] = float(b.rgb[order[i]][k]);
-  for (int k = 0; k < 3; ++k) s.pre[0][k] = 0.0f;
-  for (int i = 0; i < n; ++i)
-    for (int k = 0; k < 3; ++k) s.pre[i + 1][k] = s.pre[i][k] + pts[i][k];
-  float xx = 0.0f;
-  for (int i = 0; i < n; ++i) xx += pts[i][0] * pts[i][0] + pts[i][1] * pts[i][1] + pts[i][2] * pts[i][2];
-  s.xx = xx;
-  s.n = n;
+// clusterFit()'s projection used for the ordering.
+HF_BC1_HD float clusterProj(const int rgb[3], const float axis[3]) {
+  return float(rgb[0]) * axis[0] + float(rgb[1]) * axis[1] + float(rgb[2]) * axis[2];
 }
 
-// clusterFit's solve(): false when the system is singular; else the residual and endpoints.
-HF_BC1_HD bool solve(const ClusterSetup& s, float A, float B, float C, const float X[3], const float Y[3], float& err,
-                     float a[3], float c[3]) {
+// ---- cluster fit: splits, their coefficients, their errors ----
+//
+// The ordered 4-cluster splits (i, j, k), 0 <= i <= j <= k <= 16, numbered in the CPU's loop
+// order (i outer, k inner): kSplits4 of them; the 3-cluster splits (i, j) likewise, kSplits3.
+// A pair (a, b), 0 <= a <= b <= 16, has the number pairIndex(a, b) in the same order; the
+// 3-cluster split (i, j) is pair (i, j).
+constexpr int kSplits4 = 969;
+constexpr int kSplits3 = 153;
+HF_BC1_HD int pairIndex(int a, int b) { return a * 17 - a * (a - 1) / 2 + (b - a); }
+
+// A split as one word: i | j << 5 | k << 10 | pairIndex(i, j) << 15 | pairIndex(j, k) << 23,
+// and bit 31 set when the 16-texel system is solvable (see splitCoef4).
+HF_BC1_HD uint32_t splitWord(int i, int j, int k) {
+  return uint32_t(i) | uint32_t(j) << 5 | uint32_t(k) << 10 | uint32_t(pairIndex(i, j)) << 15 |
+         uint32_t(pairIndex(j, k)) << 23;
+}
+
+// solve()'s coefficients of a split of n texels: A, B, C as clusterFit computes them, and
+// id = 1 / det; false when det is too small (the CPU skips the split). They depend on the split
+// and n only: the kernels take them from a table for n = 16.
+struct Coef {
+  float A, B, C, id;
+};
+HF_BC1_HD bool coefFromABC(float A, float B, float C, Coef& cf) {
   const float det = A * B - C * C;
+  cf.A = A;
+  cf.B = B;
+  cf.C = C;
+  cf.id = 0.0f;
   if (!(fabsf(det) > 1e-6f)) return false;
-  const float id = 1.0f / det;
-  for (int k = 0; k < 3; ++k) {
-    a[k] = (B * X[k] - C * Y[k]) * id;
-    c[k] = (A * Y[k] - C * X[k]) * id;
-  }
-  err = s.xx - (a[0] * X[0] + a[1] * X[1] + a[2] * X[2]) - (c[0] * Y[0] + c[1] * Y[1] + c[2] * Y[2]);
+  cf.id = 1.0f / det;
   return true;
 }
-
-// The 4-cluster split (i, j, k), 0 <= i <= j <= k <= n.
-HF_BC1_HD bool cluster4(const ClusterSetup& s, int i, int j, int k, float& err, float a[3], float c[3]) {
-  const int n = s.n;
+HF_BC1_HD bool splitCoef4(int n, int i, int j, int k, Coef& cf) {
   const float n1 = float(i), n2 = float(j - i), n3 = float(k - j), n4 = float(n - k);
   const float A = n1 + n2 * (4.0f / 9.0f) + n3 * (1.0f / 9.0f);
   const float B = n4 + n3 * (4.0f / 9.0f) + n2 * (1.0f / 9.0f);
   const float C = (n2 + n3) * (2.0f / 9.0f);
-  float X[3], Y[3];
-  for (int q = 0; q < 3; ++q) {
-    const float s1 = s.pre[i][q], s2 = s.pre[j][q] - s.pre[i][q], s3 = s.pre[k][q] - s.pre[j][q],
-                s4 = s.pre[n][q] - s.pre[k][q];
-    X[q] = s1 + s2 * (2.0f / 3.0f) + s3 * (1.0f / 3.0f);
-    Y[q] = s4 + s3 * (2.0f / 3.0f) + s2 * (1.0f / 3.0f);
-  }
-  return solve(s, A, B, C, X, Y, err, a, c);
+  return coefFromABC(A, B, C, cf);
 }
-
-// The 3-cluster split (i, j), 0 <= i <= j <= n.
-HF_BC1_HD bool cluster3(const ClusterSetup& s, int i, int j, float& err, float a[3], float c[3]) {
-  const int n = s.n;
+HF_BC1_HD bool splitCoef3(int n, int i, int j, Coef& cf) {
   const float n1 = float(i), n2 = float(j - i), n3 = float(n - j);
   const float A = n1 + n2 * 0.25f, B = n3 + n2 * 0.25f, C = n2 * 0.25f;
-  float X[3], Y[3];
+  return coefFromABC(A, B, C, cf);
+}
+
+// The 4-cluster X and Y as sums of two per-pair terms. clusterFit computes, per channel,
+//   X = (s1 + s2 * (2/3)) + s3 * (1/3),  Y = (s4 + s3 * (2/3)) + s2 * (1/3)
+// with s1 = pre[i], s2 = pre[j] - pre[i], s3 = pre[k] - pre[j], s4 = pre[n] - pre[k]. The
+// bracketed sums and the products depend on one pair each: (i, j) gives U = s1 + s2 * (2/3) and
+// Z = s2 * (1/3), (j, k) gives T = s3 * (1/3) and W = s4 + s3 * (2/3); X = U + T, Y = W + Z then
+// round exactly as the CPU's expressions. A block's warp computes them once per pair.
+HF_BC1_HD void pairTermsIJ(const float pre_i[3], const float pre_j[3], float U[3], float Z[3]) {
   for (int q = 0; q < 3; ++q) {
-    const float s1 = s.pre[i][q], s2 = s.pre[j][q] - s.pre[i][q], s3 = s.pre[n][q] - s.pre[j][q];
+    const float s1 = pre_i[q], s2 = pre_j[q] - pre_i[q];
+    U[q] = s1 + s2 * (2.0f / 3.0f);
+    Z[q] = s2 * (1.0f / 3.0f);
+  }
+}
+HF_BC1_HD void pairTermsJK(const float pre_j[3], const float pre_k[3], const float pre_n[3], float T[3], float W[3]) {
+  for (int q = 0; q < 3; ++q) {
+    const float s3 = pre_k[q] - pre_j[q], s4 = pre_n[q] - pre_k[q];
+    T[q] = s3 * (1.0f / 3.0f);
+    W[q] = s4 + s3 * (2.0f / 3.0f);
+  }
+}
+// The 3-cluster X and Y of split (i, j).
+HF_BC1_HD void cluster3XY(const float pre_i[3], const float pre_j[3], const float pre_n[3], float X[3], float Y[3]) {
+  for (int q = 0; q < 3; ++q) {
+    const float s1 = pre_i[q], s2 = pre_j[q] - pre_i[q], s3 = pre_n[q] - pre_j[q];
     X[q] = s1 + s2 * 0.5f;
     Y[q] = s3 + s2 * 0.5f;
   }
-  return solve(s, A, B, C, X, Y, err, a, c);
 }
+
+// solve() after the coefficients: the endpoints and the least-squares residual.
+HF_BC1_HD float solveSplit(const Coef& cf, const float X[3], const float Y[3], float xx, float a[3], float c[3]) {
+  for (int k = 0; k < 3; ++k) {
+    a[k] = (cf.B * X[k] - cf.C * Y[k]) * cf.id;
+    c[k] = (cf.A * Y[k] - cf.C * X[k]) * cf.id;
+  }
+  return xx - (a[0] * X[0] + a[1] * X[1] + a[2] * X[2]) - (c[0] * Y[0] + c[1] * Y[1] + c[2] * Y[2]);
+}
+
+// clusterFit()'s initial best error: a split's residual must be below it to count.
+constexpr float kNoFit = 3.4e38f;
 
 // Refinement move m (0..11) of a round from (c0, c1): endpoint e = m / 6, channel (m / 2) % 3,
 // step -1 for even m, +1 for odd (bc1.cpp's loop order). False when it leaves 565.

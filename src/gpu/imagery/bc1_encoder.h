@@ -4,20 +4,26 @@
 //
 // - Fast mode: one thread per 4x4 block, the integer algorithm of bc1.cpp ("Fast mode", steps
 //   0-6) - for content recompressed every frame.
-// - Quality mode: Castano's cluster fit, one small group of threads per block: principal axis
-//   by power iteration, every ordered 4- and 3-cluster split evaluated in parallel by the
-//   group's threads, the least-squares best kept (ties: the earlier split, as on the CPU), then
-//   the 565 refinement, with the CPU's float operations in the CPU's order (no FMA: these
-//   files are built with -fmad=false).
+// - Quality mode: Castano's cluster fit, one warp per block: principal axis by power
+//   iteration, every ordered 4- and 3-cluster split evaluated in parallel by the warp's lanes,
+//   the least-squares best kept (ties: the earlier split, as on the CPU), then the 565
+//   refinement, with the CPU's float operations in the CPU's order (no FMA: these files are
+//   built with -fmad=false).
+//
+// Speed on an H100 (commit-time measurement, encodeBc1Async on 4096^2 / 8192^2 images tiled from
+// the shared imagery): fast about 280-380 G texels/s, quality about 1.9 G texels/s on detailed
+// texture and 2.7 on the Blue Marble (many flat blocks).
 //
 // Images are RGBA8 in device memory, row-major, tightly packed (width * 4 bytes per row). A
 // batch of equally sized tiles stored one after another is one tall image (height = size *
 // count): BC1 blocks never straddle tiles because the size is a multiple of 4. Blocks are
 // written row-major (width / 4 blocks per row), 8 bytes each, as himg::encodeBc1 does.
 //
-// Every call is asynchronous on `stream`, launches kernels only, never synchronises and never
-// allocates; CUDA errors throw std::runtime_error (CUDA_CHECK). Sizes that are not multiples
-// of 4, negative or too large (more than 2^31 blocks) throw std::invalid_argument.
+// Every call is asynchronous on `stream`, launches kernels only, never allocates and never
+// synchronises, except the process's first call, which makes the encoders' tables and waits
+// for them (so that kernels on any stream, non-blocking ones too, see them). CUDA errors throw
+// std::runtime_error (CUDA_CHECK). Sizes that are not multiples of 4, negative or too large
+// (more than 2^31 blocks) throw std::invalid_argument.
 #pragma once
 
 #include <cuda_runtime_api.h>

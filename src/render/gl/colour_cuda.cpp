@@ -215,6 +215,7 @@ class CudaColourStrategy final : public ColourStream {
             pr = p.get();
             break;
           }
+        if (!pr) continue;  // cannot happen: the wait above saw an idle pair
         pr->state = Pair::Loading;
         while (!queue_.empty() && tiles.size() < batchTiles_) {
           tiles.push_back(queue_.front());

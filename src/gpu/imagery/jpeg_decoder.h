@@ -32,9 +32,21 @@
 //   dec.errors();                                    // "" per decoded tile, else a one-line error
 // or `dec.decode(tiles, n, size, deviceRgba, stream)` (all of the above + wait).
 //
+// Exactness (jpeg_decode_core.cuh says how): bit-exact with JpegTileDecoder for every tile
+// himg::encodeJpegTile writes (tested: synthetic and real tiles, qualities 10-100, sizes 16-528,
+// coverage). Corrupt tiles: every tile libjpeg rejects is rejected; a few that libjpeg accepts
+// with garbage are rejected too (a coefficient past zig-zag 63, whole bytes after an interval's
+// last MCU, 0xFF fill before a marker); corrupt tiles both accept decode identically unless their
+// coefficients leave the range any 8-bit image produces (libjpeg-turbo's C and SIMD IDCTs then
+// disagree with each other; this decoder follows jidctint.c).
+//
+// Memory: device scratch grows to the largest batch seen: the staged bytes twice (the upload and
+// its unstuffed copy) plus count * size^2 * 3 bytes of coefficients (196 KiB per 256^2 tile).
+//
 // Nothing here synchronises with the device except decode(), prepare() (which waits for the
-// previous upload out of the pinned staging, never for a decode) and the destructor. Not
-// thread-safe: one decoder per stream. CUDA errors throw std::runtime_error (CUDA_CHECK).
+// previous upload out of the pinned staging, and - only when a device buffer must grow - for the
+// previous decode and status fetch) and the destructor. Not thread-safe: one decoder per stream.
+// CUDA errors throw std::runtime_error (CUDA_CHECK).
 #pragma once
 
 #include <cuda_runtime_api.h>

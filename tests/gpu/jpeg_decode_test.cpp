@@ -201,6 +201,11 @@ TEST(JpegDecodeDevice, AsyncStepsAndEmptyBatches) {
   hfgpu::DeviceBuffer<uint8_t> out(3 * 256 * 256 * 4);
   EXPECT_EQ(gpu.prepare(in.data(), 3, 256), 2u);
   EXPECT_GT(gpu.stagedBytes(), tile.size());
+  // Before the device has run: the host's verdicts alone (the renderer reserves layers by them).
+  ASSERT_EQ(gpu.hostErrors().size(), 3u);
+  EXPECT_EQ(gpu.hostErrors()[0], "");
+  EXPECT_NE(gpu.hostErrors()[1], "");
+  EXPECT_EQ(gpu.hostErrors()[2], "");
   gpu.uploadAsync(stream);
   gpu.decodeAsync(out.get(), stream);
   gpu.fetchStatusesAsync(stream);

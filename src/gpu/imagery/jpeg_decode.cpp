@@ -476,6 +476,8 @@ void GpuJpegDecoder::fetchStatusesAsync(cudaStream_t stream) {
   m.fetched = true;
 }
 
+const std::vector<std::string>& GpuJpegDecoder::hostErrors() const { return impl_->host_errors; }
+
 std::vector<std::string> GpuJpegDecoder::errors() const {
   const Impl& m = *impl_;
   std::vector<std::string> out = m.host_errors;

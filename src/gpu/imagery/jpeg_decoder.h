@@ -89,6 +89,9 @@ class GpuJpegDecoder {
   // Per tile of the last prepare(): "" when decoded, else a one-line error (host checks, or the
   // kernel's flags of the last fetchStatusesAsync(), which must have completed).
   std::vector<std::string> errors() const;
+  // prepare()'s verdicts alone, per tile of the last prepare() ("" = staged for the kernels):
+  // what is known before anything runs on the device.
+  const std::vector<std::string>& hostErrors() const;
 
   // prepare + upload + decode + fetch + wait; returns errors().
   std::vector<std::string> decode(const JpegTileInput* tiles, size_t count, int size, uint8_t* rgba,

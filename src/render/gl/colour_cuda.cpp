@@ -254,7 +254,7 @@ class CudaColourStrategy final : public ColourStream {
       try {
         if (!inputs.empty()) {
           pr->decoder.prepare(inputs.data(), inputs.size(), tileSize_);
-          hostErrors = pr->decoder.errors();
+          hostErrors = pr->decoder.hostErrors();
         }
       } catch (const std::exception& ex) {
         error = ex.what();

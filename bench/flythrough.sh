@@ -16,6 +16,10 @@
 #                      puget_sound = the built-in default with imagery; sierra gets the world
 #                      imagery when ../shared/data/imagery has it)
 #   FLY_BIG_SIZE       samples per side of the synthetic terrain (default 16385)
+#   FLY_BC1            the BC1 encoder of the NAME_bc1.hfa twins: quality (default: cluster fit,
+#                      about 8 M texels/s on 16 cores) or fast (for big archives made on the spot)
+#   FLY_BIG_IMAGERY    1 (default): the synthetic terrain gets imagery made from it (its shaded
+#                      relief, hfterrain --imagery); 0: heights only
 #   FLY_ARGS           extra `hfbench flythrough` options (e.g. "--frames 600 --streams 1,2,4")
 #   FLY_NOTE           a note for the reports (e.g. the commit and the machine)
 #   FLY_DEVICE         hfpack --device for the big terrain (default cuda when hfpack has it)
@@ -60,10 +64,14 @@ prepare() {
       [[ -x "$HFTERRAIN" ]] || { log "$name: no hfterrain; skipped"; return 1; }
       local dev="${FLY_DEVICE:-}"
       if [[ -z "$dev" ]]; then "$HFPACK" --help 2>&1 | grep -q 'cuda' && dev=cuda || dev=cpu; fi
-      log "$name: hfterrain --size $BIG, then hfpack --device $dev"
-      "$HFTERRAIN" "$ARCH/$name.hfr" --size "$BIG" -q || return 1
-      "$HFPACK" "$ARCH/$name.hfr" -o "$ARCH/$name.hfa" --device "$dev" -q || return 1
-      rm -f "$ARCH/$name.hfr"
+      # The terrain's own imagery: its shaded relief, one pixel per sample, draped by hfpack
+      # (FLY_BIG_IMAGERY=0: heights only).
+      local relief=()
+      [[ "${FLY_BIG_IMAGERY:-1}" != 0 ]] && relief=(--imagery "$ARCH/$name.ppm")
+      log "$name: hfterrain --size $BIG ${relief[*]}, then hfpack --device $dev"
+      "$HFTERRAIN" "$ARCH/$name.hfr" --size "$BIG" "${relief[@]}" -q || return 1
+      "$HFPACK" "$ARCH/$name.hfr" "${relief[@]}" -o "$ARCH/$name.hfa" --device "$dev" -q || return 1
+      rm -f "$ARCH/$name.hfr" "$ARCH/$name.ppm"
     else
       [[ -f "$src" ]] || { log "$name: no source $src; skipped"; return 1; }
       local extra=()
@@ -90,7 +98,8 @@ prepare() {
   # Archives with imagery: a twin with the imagery stored as BC1 (the "cpu, imagery bc1" run;
   # hfbench flythrough finds NAME_bc1.hfa beside NAME.hfa). Only the imagery is re-coded.
   if [[ ! -f "$ARCH/${name}_bc1.hfa" ]] && "$HFPACK" info "$ARCH/$name.hfa" 2>/dev/null | grep -qi '^ *imagery'; then
-    "$HFPACK" transcode "$ARCH/$name.hfa" "$ARCH/${name}_bc1.hfa" --imagery-codec bc1 --threads 16 -q || return 1
+    "$HFPACK" transcode "$ARCH/$name.hfa" "$ARCH/${name}_bc1.hfa" --imagery-codec bc1 \
+      --imagery-bc1 "${FLY_BC1:-quality}" --threads 16 -q || return 1
   fi
   if [[ ! -f "$ARCH/${name}_rbuc.hfa" ]]; then
     "$HFPACK" transcode "$ARCH/$name.hfa" "$ARCH/${name}_rbuc.hfa" --codec hfpac+rbuc -q || return 1

@@ -939,6 +939,76 @@ TEST(Hfterrain, WritesAGeoreferencedHfr) {
   EXPECT_FALSE(fs::exists(dir / "t.tif"));
 #endif
 }
+
+// hfterrain --imagery: the terrain's shaded relief as a PPM, one pixel per sample (sea blue,
+// land tinted and shaded), that hfpack drapes over the .hfr as unreferenced imagery (with GDAL:
+// the PNM driver; without: stb_image); verify --imagery finds every tile where it belongs.
+TEST(Hfterrain, ImageryIsTheTerrainsReliefAndPacks) {
+  TempDir dir;
+  const std::string t = dir / "t.hfr", ppm = dir / "t.ppm";
+  const std::string cmd = std::string(HFTERRAIN_BINARY) + " " + t + " --size 257 --seed 3 --imagery " + ppm +
+                          " -q 2>" + (dir / "err.txt");
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  EXPECT_EQ(fs::file_size(dir / "err.txt"), 0u);
+  std::ifstream f(ppm, std::ios::binary);
+  std::string magic;
+  int w = 0, h = 0, maxval = 0;
+  f >> magic >> w >> h >> maxval;
+  f.get();
+  ASSERT_EQ(magic, "P6");
+  ASSERT_EQ(w, 257);
+  ASSERT_EQ(h, 257);
+  ASSERT_EQ(maxval, 255);
+  std::vector<uint8_t> rgb(size_t(w) * size_t(h) * 3);
+  ASSERT_TRUE(f.read(reinterpret_cast<char*>(rgb.data()), std::streamsize(rgb.size())));
+  demio::Dem d;
+  std::string error;
+  ASSERT_TRUE(demio::readHfr(t, d, error)) << error;
+  size_t sea = 0, land = 0, distinctLand = 0;
+  std::vector<bool> seen(1 << 24);
+  for (size_t i = 0; i < d.samples.size(); ++i) {
+    const uint8_t* p = &rgb[i * 3];
+    if (d.samples[i] == 0) {
+      sea += p[0] == 28 && p[1] == 64 && p[2] == 110;  // relief.cpp's sea
+    } else {
+      ++land;
+      const uint32_t key = uint32_t(p[0]) << 16 | uint32_t(p[1]) << 8 | p[2];
+      distinctLand += !seen[key];
+      seen[key] = true;
+    }
+  }
+  EXPECT_EQ(sea, d.samples.size() - land);  // every sea sample is sea blue
+  EXPECT_GT(land, d.samples.size() / 2);
+  EXPECT_GT(distinctLand, 1000u);  // tinted and shaded, not flat
+  for (const auto& e : fs::directory_iterator(dir.path)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name == "t.hfr" || name == "t.ppm" || name == "err.txt") << "left behind: " << name;
+  }
+  hfpack::PackOptions o = packOptions({t}, dir / "t.hfa");
+  o.imagery.inputs = {ppm};
+  hfpack::PackResult pr;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  EXPECT_TRUE(pr.imageryPlan.unreferenced);
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(dir / "t.hfa", error)) << error;
+  ASSERT_TRUE(r.hasImagery());
+  EXPECT_EQ(r.imagery().flags & hfa::kImageryUnreferenced, hfa::kImageryUnreferenced);
+  EXPECT_EQ(r.imagery().finerLevels, 0);  // one pixel per sample: level 0 holds 1.9 texels per sample
+  size_t heightTiles = 0;
+  for (int L = 0; L < int(r.header().levels); ++L) heightTiles += size_t(r.header().tilesX(L)) * r.header().tilesY(L);
+  EXPECT_EQ(r.imageryTiles().size(), heightTiles);
+  hfpack::VerifyOptions vo;
+  vo.archive = dir / "t.hfa";
+  vo.imagery.inputs = {ppm};
+  vo.out = nullptr;
+  vo.threads = 2;
+  hfpack::VerifyResult vr;
+  ASSERT_TRUE(hfpack::verify(vo, vr, error)) << error;
+  EXPECT_EQ(vr.imageryBadTiles, 0u);
+  EXPECT_EQ(vr.imageryMismatches, 0u);
+  EXPECT_EQ(vr.imageryCompared, vr.imageryTiles);
+  EXPECT_GT(vr.imageryMinPsnr, 30.0);
+}
 #endif  // HFTERRAIN_BINARY
 
 #else  // HFPACK_SLOW

@@ -16,6 +16,20 @@
 
 #include "imagery/imagery.h"
 
+#ifndef HFPACK_GDAL
+#include <cerrno>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+// stb_image's implementation, static to this file (hfbench's GDAL-free build has its own).
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_PNM
+#include <stb/stb_image.h>
+#endif
+
 #ifdef HFPACK_GDAL
 #include <cpl_conv.h>
 #include <cpl_string.h>
@@ -62,17 +76,178 @@ int chooseFinerLevels(double texelsPerSample, int content, int tileLog, double m
 
 #ifndef HFPACK_GDAL
 
-struct ImageryWarper::Impl {};
+// Without GDAL (the GPU machine's build): one image file that stb_image reads (PNG, JPEG, PNM;
+// 1..4 channels), not georeferenced, stretched over the DEM as the GDAL build stretches an
+// unreferenced raster, sampled bilinearly at each texel's centre (averaged over the texel's
+// footprint where a texel covers more than a pixel). Enough for the synthetic
+// terrain's relief image (hfterrain --imagery) packed on the device; anything georeferenced
+// needs the GDAL build.
+namespace {
+
+struct DecodedImage {
+  int width = 0, height = 0, channels = 0;
+  std::vector<uint8_t> rgba;
+};
+
+// Every warper of a pack (one per thread) shares the decoded image: a 16385^2 relief is 1 GiB.
+std::shared_ptr<const DecodedImage> loadImageShared(const std::string& path, std::string& error) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<const DecodedImage>> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto hit = cache[path].lock()) return hit;
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    error = "--imagery " + path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  auto image = std::make_shared<DecodedImage>();
+  int w = 0, h = 0, n = 0;
+  stbi_uc* px = stbi_load_from_file(f, &w, &h, &n, 4);
+  std::fclose(f);
+  if (!px) {
+    const char* why = stbi_failure_reason();
+    error = "--imagery " + path + ": cannot read (this hfpack has no GDAL: PNG, JPEG or PNM only" +
+            (why ? std::string("; ") + why : std::string()) + ")";
+    return nullptr;
+  }
+  image->width = w;
+  image->height = h;
+  image->channels = n;
+  image->rgba.assign(px, px + size_t(w) * size_t(h) * 4);
+  stbi_image_free(px);
+  cache[path] = image;
+  return image;
+}
+
+}  // namespace
+
+struct ImageryWarper::Impl {
+  std::shared_ptr<const DecodedImage> image;
+  hfa::Header h;
+  hfa::ImageryHeader geometry;
+  double pixelsPerSampleX = 0, pixelsPerSampleY = 0;  // image pixels per level-0 sample step
+};
 ImageryWarper::ImageryWarper() = default;
 ImageryWarper::~ImageryWarper() = default;
-bool ImageryWarper::open(const ImageryOptions&, const hfa::Header&, const hfa::ImageryHeader&, int, ImageryPlan&,
-                         std::string& error) {
-  error = "--imagery: this hfpack is built without GDAL (HF_WITH_GDAL=OFF)";
-  return false;
+
+bool ImageryWarper::open(const ImageryOptions& o, const hfa::Header& h, const hfa::ImageryHeader& geometry,
+                         int unreferenced, ImageryPlan& plan, std::string& error) {
+  impl_.reset();
+  plan = ImageryPlan();
+  if (o.inputs.empty()) {
+    error = "--imagery: no input";
+    return false;
+  }
+  if (!checkImageryOptions(o, error)) return false;
+  if (o.inputs.size() != 1) {
+    error = "--imagery: this hfpack is built without GDAL (HF_WITH_GDAL=OFF): one image only, no mosaics";
+    return false;
+  }
+  if (o.resampling != "bilinear") {
+    error = "--imagery-resampling " + o.resampling + ": this hfpack is built without GDAL: bilinear only";
+    return false;
+  }
+  if (unreferenced == 0) {
+    error = "--imagery: the archive's imagery is georeferenced; this hfpack is built without GDAL and cannot warp it";
+    return false;
+  }
+  if (h.width < 2 || h.height < 2) {
+    error = "--imagery: the DEM is too small to stretch imagery over";
+    return false;
+  }
+  auto m = std::make_unique<Impl>();
+  m->image = loadImageShared(o.inputs[0], error);
+  if (!m->image) return false;
+  m->h = h;
+  m->geometry = geometry;
+  const DecodedImage& img = *m->image;
+  plan.width = img.width;
+  plan.height = img.height;
+  plan.bands = img.channels;
+  plan.unreferenced = true;
+  // Pixel corner (0, 0) on sample (0, 0), corner (w, h) on sample (W - 1, H - 1).
+  m->pixelsPerSampleX = double(img.width) / double(h.width - 1);
+  m->pixelsPerSampleY = double(img.height) / double(h.height - 1);
+  plan.texelsPerSample = m->pixelsPerSampleX;
+  if (unreferenced < 0)
+    plan.warnings.push_back("the imagery is not georeferenced: it is stretched over the DEM's extent (" +
+                            std::to_string(plan.width) + " x " + std::to_string(plan.height) + " pixels over " +
+                            std::to_string(h.width) + " x " + std::to_string(h.height) + " samples)");
+  plan.finerLevels = geometry.finerLevels >= 0
+                         ? geometry.finerLevels
+                         : chooseFinerLevels(plan.texelsPerSample, geometry.content(), h.tileLog, o.maxTexelsPerSample);
+  m->geometry.finerLevels = plan.finerLevels;
+  impl_ = std::move(m);
+  return true;
 }
-bool ImageryWarper::warpTile(int, uint32_t, uint32_t, uint8_t*, std::string& error) {
-  error = "--imagery: this hfpack is built without GDAL";
-  return false;
+
+bool ImageryWarper::warpTile(int k, uint32_t x, uint32_t y, uint8_t* rgba, std::string& error) {
+  if (!impl_) {
+    error = "imagery warper not open";
+    return false;
+  }
+  const Impl& m = *impl_;
+  const DecodedImage& img = *m.image;
+  const hfa::ImageryHeader& im = m.geometry;
+  const int T = im.tileSize, B = im.border, C = im.content();
+  // Texel i's centre at level-0 sample coordinate x span + (i + 0.5 - B) s (archive.h).
+  const double span = double(1 << m.h.tileLog) * std::ldexp(1.0, k - im.finerLevels);
+  const double s = span / C;
+  const int W = img.width, H = img.height;
+  // Pixels per texel: up to 1 a bilinear sample at the texel's centre; above (the coarse levels)
+  // the mean of the pixels whose centres lie in the texel's footprint, as GDAL's warper widens
+  // its kernel when it reduces, so coarse tiles do not alias.
+  const double rx = s * m.pixelsPerSampleX, ry = s * m.pixelsPerSampleY;
+  const auto span1 = [](double u, double r, int n, int& i0, int& i1) {  // centres in [u - r/2, u + r/2)
+    i0 = std::clamp(int(std::ceil(u - r / 2 - 0.5)), 0, n - 1);
+    i1 = std::clamp(int(std::ceil(u + r / 2 - 0.5)) - 1, i0, n - 1);
+  };
+  const auto bilinear = [](double u, int n, int& i0, int& i1, double& f) {
+    const double c = u - 0.5;  // pixel centres at p + 0.5
+    const double fl = std::floor(c);
+    f = c - fl;
+    i0 = std::clamp(int(fl), 0, n - 1);
+    i1 = std::clamp(int(fl) + 1, 0, n - 1);
+  };
+  const auto px = [&](int px_, int py_) { return &img.rgba[(size_t(py_) * size_t(W) + size_t(px_)) * 4]; };
+  for (int j = 0; j < T; ++j) {
+    const double v = (double(y) * span + (j + 0.5 - B) * s) * m.pixelsPerSampleY;
+    const bool rowIn = v >= 0 && v < H;
+    for (int i = 0; i < T; ++i) {
+      uint8_t* out = rgba + (size_t(j) * size_t(T) + size_t(i)) * 4;
+      const double u = (double(x) * span + (i + 0.5 - B) * s) * m.pixelsPerSampleX;
+      if (!rowIn || !(u >= 0 && u < W)) {
+        out[0] = out[1] = out[2] = out[3] = 0;
+        continue;
+      }
+      double c[4] = {0, 0, 0, 0};
+      if (rx <= 1 && ry <= 1) {
+        int x0, x1, y0, y1;
+        double fx, fy;
+        bilinear(u, W, x0, x1, fx);
+        bilinear(v, H, y0, y1, fy);
+        const uint8_t *p00 = px(x0, y0), *p01 = px(x1, y0), *p10 = px(x0, y1), *p11 = px(x1, y1);
+        for (int b = 0; b < 4; ++b)
+          c[b] = (1 - fy) * ((1 - fx) * p00[b] + fx * p01[b]) + fy * ((1 - fx) * p10[b] + fx * p11[b]);
+      } else {
+        int x0, x1, y0, y1;
+        span1(u, std::max(rx, 1.0), W, x0, x1);
+        span1(v, std::max(ry, 1.0), H, y0, y1);
+        uint64_t sum[4] = {0, 0, 0, 0};
+        for (int yy = y0; yy <= y1; ++yy)
+          for (int xx = x0; xx <= x1; ++xx) {
+            const uint8_t* p = px(xx, yy);
+            for (int b = 0; b < 4; ++b) sum[b] += p[b];
+          }
+        const double count = double(x1 - x0 + 1) * double(y1 - y0 + 1);
+        for (int b = 0; b < 4; ++b) c[b] = double(sum[b]) / count;
+      }
+      const bool covered = c[3] >= 127.5;
+      for (int b = 0; b < 3; ++b) out[b] = covered ? uint8_t(std::clamp(std::lround(c[b]), 0L, 255L)) : 0;
+      out[3] = covered ? 255 : 0;
+    }
+  }
+  return true;
 }
 
 #else

@@ -17,7 +17,10 @@
 // are added while the source is finer than the finest level holds, up to maxTexelsPerSample.
 //
 // Threads: an ImageryWarper is used by one thread; make one per worker (each opens its own
-// GDAL datasets). Without GDAL (HF_WITH_GDAL=OFF) open() refuses with a one-line error.
+// GDAL datasets). Without GDAL (HF_WITH_GDAL=OFF, the GPU machine's build) the source is one
+// PNG, JPEG or PNM image read by stb_image, always stretched as an unreferenced raster, sampled
+// bilinearly at the texel centres (the synthetic terrain's relief, hfterrain --imagery); a
+// mosaic, another resampling or a georeferenced archive's imagery is refused in one line.
 #pragma once
 
 #include <cstdint>

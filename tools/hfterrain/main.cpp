@@ -1,13 +1,15 @@
 // hfterrain - writes the project's built-in sample terrain as a GeoTIFF or an .hfr dump.
 //
-//   hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F] [-q]
+//   hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F]
+//             [--imagery RELIEF.ppm] [-q]
 //
 // The raster is UInt16 metres, UTM zone 5N (EPSG:32605), 30 m pixels, no nodata value
 // (sea is exactly 0 m, like SRTM coast tiles). OUT ending in ".hfr" is written as the project's
 // GDAL-free raster (tools/demio/hfr.h) with the same georeferencing and unit; anything else is a
 // GeoTIFF, which needs GDAL. Built without GDAL (HF_WITH_GDAL=OFF, the GPU machine's build) only
 // .hfr is written. Either file is written next to OUT and renamed into place, so a failed or
-// interrupted run never leaves a half-written OUT.
+// interrupted run never leaves a half-written OUT. --imagery also writes the terrain's shaded
+// relief (relief.h), one pixel per sample, as a PPM that hfpack --imagery drapes over it.
 #ifdef HFTERRAIN_GDAL
 #include <cpl_conv.h>
 #include <cpl_string.h>
@@ -24,18 +26,21 @@
 #include <vector>
 
 #include "demio/hfr.h"
+#include "relief.h"
 #include "terrain.h"
 
 namespace {
 
 struct Args {
   std::string out;
+  std::string imagery;  // --imagery: the shaded relief as a PPM (empty: none)
   hfterrain::TerrainOptions terrain;
   bool quiet = false;
 };
 
 constexpr const char* kUsage =
-    "Usage: hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F] [-q]\n"
+    "Usage: hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F]\n"
+    "                 [--imagery RELIEF.ppm] [-q]\n"
     "  Synthesises the sample terrain (spectral fBm, river erosion, a flat sea) and writes it\n"
     "  as UInt16 metres, UTM zone 5N, 30 m pixels, no nodata value: a GeoTIFF, or an .hfr dump\n"
     "  (the GDAL-free raster hfpack reads everywhere) when OUT ends in .hfr.\n"
@@ -43,6 +48,8 @@ constexpr const char* kUsage =
     "  --seed S          random seed (default 1); the same seed gives the same heights\n"
     "  --max-height M    highest land point in metres (default 4000)\n"
     "  --sea-fraction F  share of the area that is sea at 0 m (default 0.2)\n"
+    "  --imagery P.ppm   also write the terrain's shaded relief (hypsometric tint + hill shade,\n"
+    "                    one pixel per sample) as a binary PPM, for hfpack --imagery\n"
     "  -q                quiet: no progress bar\n"
 #ifndef HFTERRAIN_GDAL
     "  (built without GDAL: writes .hfr only)\n"
@@ -92,6 +99,9 @@ int parseArgs(int argc, char** argv, Args& a) {
     } else if (arg == "--sea-fraction") {
       if (!value(v)) return error("--sea-fraction needs a number");
       a.terrain.seaFraction = v;
+    } else if (arg == "--imagery") {
+      if (i + 1 >= argc || argv[i + 1][0] == '\0') return error("--imagery needs a file name (RELIEF.ppm)");
+      a.imagery = argv[++i];
     } else if (!arg.empty() && arg[0] == '-') {
       return error("unknown option " + arg + " (see --help)");
     } else if (a.out.empty()) {
@@ -246,6 +256,11 @@ int main(int argc, char** argv) {
   if (!hfterrain::synthesizeTerrain(args.terrain, heights, &why, progress)) return error(why);
 
   int status = 0;
+  if (!args.imagery.empty()) {  // before the heights are moved into the .hfr writer
+    std::vector<uint8_t> rgb;
+    hfterrain::shadedRelief(heights, args.terrain.size, kCellMetres, rgb);
+    if (!hfterrain::writePpm(args.imagery, rgb, args.terrain.size, args.terrain.size, why)) return error(why);
+  }
   if (hfr) {
     if (!writeHfrTerrain(args.out, heights, args.terrain.size, why)) status = error(why);
   } else {

@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(kPixThreads) pixelKernel(LaunchArgs a, int ban
   for (int q = threadIdx.x; q < quads; q += kPixThreads) {
     uint32_t px[4];
     int gx, gy;
-    pixelQuad(g, q, ybuf, cbuf[0], cbuf[1], mask, px, gx, gy);
+    pixelQuad(g, q, ybuf, cbuf[0], cbuf[1], mask, d.mask_kind, px, gx, gy);
     *reinterpret_cast<uint4*>(out + (size_t(gy) * size_t(size) + size_t(gx)) * 4u) =
         make_uint4(px[0], px[1], px[2], px[3]);
   }

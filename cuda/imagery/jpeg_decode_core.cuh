@@ -80,14 +80,23 @@ static_assert(sizeof(Tables) % 16 == 0, "Tables is copied in 16-byte words");
 
 constexpr uint64_t kNoMask = ~uint64_t(0);
 
+// How a tile's coverage is staged. kMaskBits: size * size bits, row-major, the first texel in
+// a byte's 0x80 bit (the HFCOV segment inflated). kMaskBands, when every row's covered texels
+// form one run (possibly empty): uint16 n, then n bands {yEnd, x0, x1}, yEnd increasing, the
+// last = size; row y belongs to the first band with y < yEnd and covers x0 <= x < x1. A tile
+// cut by the DEM's edge is 1 or 2 bands (14-20 bytes instead of 8 KiB at 256^2): what crosses
+// PCIe stays close to the compressed payload.
+enum MaskKind : uint8_t { kMaskBits = 0, kMaskBands = 1 };
+
 struct alignas(16) TileDesc {
   uint64_t data;       // offset of the entropy-coded bytes (a multiple of 16)
-  uint64_t mask;       // offset of the coverage bitmap (size * size bits), or kNoMask
+  uint64_t mask;       // offset of the staged coverage (mask_kind), or kNoMask
   uint32_t bytes;      // entropy-coded bytes (markers included, SOS header and EOI excluded)
   uint8_t quant[3];    // quantisation table per component (0 or 1)
   uint8_t dc[3];       // DC Huffman table per component
   uint8_t ac[3];       // AC Huffman table per component
   uint8_t valid;       // 0: failed the host checks; the kernels leave the tile alone
+  uint8_t mask_kind;   // MaskKind of `mask`
 };
 static_assert(sizeof(TileDesc) == 32, "TileDesc layout");
 
@@ -520,10 +529,31 @@ HF_JDEC_HD BlockJob blockJob(const Region& g, int item) {
 
 HF_JDEC_HD int regionQuads(const Region& g) { return g.nc * 4 * g.nr * 16; }
 
+// Coverage of texels gx .. gx + 3 of row gy: bits 0x80 .. 0x10 (texel gx first), from the
+// staged coverage `mask` of kind `kind` (kMaskBands: 2-byte aligned).
+HF_JDEC_HD uint32_t coverageQuad(const uint8_t* mask, uint8_t kind, int size, int gx, int gy) {
+  if (kind == kMaskBits) {
+    const size_t bit = size_t(gy) * size_t(size) + size_t(gx);
+    return (uint32_t(mask[bit >> 3]) << (bit & 7)) & 0xF0u;
+  }
+  const uint16_t* b = reinterpret_cast<const uint16_t*>(mask);
+  int lo = 0, hi = int(b[0]) - 1;  // the first band with gy < yEnd (binary search)
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (gy < int(b[1 + 3 * mid])) hi = mid;
+    else lo = mid + 1;
+  }
+  const int x0 = b[2 + 3 * lo], x1 = b[3 + 3 * lo];
+  uint32_t m = 0;
+  for (int k = 0; k < 4; ++k)
+    if (gx + k >= x0 && gx + k < x1) m |= 0x80u >> k;
+  return m;
+}
+
 // Texels gx .. gx + 3 of row gy (tile coordinates) of quad q of the region, RGBA8 words; mask:
-// the tile's coverage bits or nullptr.
+// the tile's staged coverage of kind maskKind, or nullptr.
 HF_JDEC_HD void pixelQuad(const Region& g, int q, const uint8_t* ybuf, const uint8_t* cbbuf, const uint8_t* crbuf,
-                          const uint8_t* mask, uint32_t px[4], int& gx, int& gy) {
+                          const uint8_t* mask, uint8_t maskKind, uint32_t px[4], int& gx, int& gy) {
   const int quads_per_row = g.nc * 4;
   const int ly = q / quads_per_row, lx = (q % quads_per_row) * 4;
   gy = g.mr0 * 16 + ly;
@@ -542,8 +572,7 @@ HF_JDEC_HD void pixelQuad(const Region& g, int q, const uint8_t* ybuf, const uin
     px[k] = yccToRgba(ybuf[ly * kYStride + lx + k], cb, cr);
   }
   if (mask) {
-    const size_t bit = size_t(gy) * size_t(g.size) + size_t(gx);
-    const uint32_t m = uint32_t(mask[bit >> 3]) << (bit & 7);  // the quad's 4 bits at 0x80 .. 0x10
+    const uint32_t m = coverageQuad(mask, maskKind, g.size, gx, gy);
     for (int k = 0; k < 4; ++k)
       if (!(m & (0x80u >> k))) px[k] &= 0x00FFFFFFu;
   }
@@ -590,5 +619,9 @@ struct TileInfo {
 bool parseTile(const uint8_t* p, size_t n, int size, const Tables& t, TileInfo& info, std::string& error);
 // Inflates a coverage segment's zlib data into exactly `bytes` bytes (size * size / 8).
 bool inflateCoverage(const uint8_t* z, size_t n, uint8_t* bits, size_t bytes);
+// The kMaskBands form of a size x size coverage bitmap into `out` (capacity: size * size / 8
+// bytes); returns its bytes, or 0 when some row has more than one run or the bands would not be
+// smaller than the bitmap (then stage the bits).
+size_t coverageBands(const uint8_t* bits, int size, uint8_t* out);
 
 }  // namespace hfjdec

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -261,7 +262,8 @@ CpuResult cpuDecode(const hfjdec::Tables& t, const uint8_t* tile, size_t n, int 
       for (int q = 0; q < regionQuads(g); ++q) {
         uint32_t px[4];
         int gx = 0, gy = 0;
-        pixelQuad(g, q, ybuf.data(), cbuf0.data(), cbuf1.data(), mask.empty() ? nullptr : mask.data(), px, gx, gy);
+        pixelQuad(g, q, ybuf.data(), cbuf0.data(), cbuf1.data(), mask.empty() ? nullptr : mask.data(), kMaskBits, px, gx,
+                  gy);
         for (int k = 0; k < 4; ++k)
           for (int i = 0; i < 4; ++i)
             rgba[(size_t(gy) * size_t(size) + size_t(gx + k)) * 4 + size_t(i)] = uint8_t(px[k] >> (8 * i));
@@ -506,3 +508,47 @@ TEST(JpegDecodeCore, CorruptTilesAreReported) {
 }
 
 }  // namespace
+
+// The staged coverage: bands (one run per row) answer every quad exactly as the bitmap they
+// come from; a row with two runs, or bands no smaller than the bitmap, stay bits.
+TEST(JpegDecodeCore, CoverageBandsEqualTheBitmap) {
+  auto makeBits = [](int size, const std::function<bool(int, int)>& covered) {
+    std::vector<uint8_t> b(size_t(size) * size_t(size) / 8, 0);
+    for (int y = 0; y < size; ++y)
+      for (int x = 0; x < size; ++x)
+        if (covered(x, y)) b[size_t(y * size + x) >> 3] |= uint8_t(0x80u >> ((y * size + x) & 7));
+    return b;
+  };
+  struct Case {
+    const char* name;
+    int size;
+    std::function<bool(int, int)> covered;
+    long bandBytes;  // 0: stays a bitmap; -1: bands, any size
+  };
+  const Case cases[] = {
+      {"left part (the DEM's east edge)", 64, [](int x, int) { return x < 37; }, 2 + 6},
+      {"top-left corner", 64, [](int x, int y) { return x < 21 && y < 50; }, 2 + 12},
+      {"empty rows, then a run", 64, [](int x, int y) { return y >= 10 && x >= 5 && x < 60; }, 2 + 12},
+      {"a diagonal edge: a band per row", 64, [](int x, int y) { return x <= y; }, 2 + 6 * 64},
+      {"a disc", 64, [](int x, int y) { return (x - 32) * (x - 32) + (y - 32) * (y - 32) < 400; }, -1},
+      {"fully covered", 256, [](int, int) { return true; }, 2 + 6},
+      {"a diagonal on a 16^2 tile: bands larger than the bits", 16, [](int x, int y) { return x <= y; }, 0},
+      {"two runs in a row", 64, [](int x, int) { return x < 10 || x > 50; }, 0},
+      {"a checkerboard", 64, [](int x, int y) { return ((x ^ y) & 1) != 0; }, 0},
+  };
+  for (const Case& c : cases) {
+    const std::vector<uint8_t> bits = makeBits(c.size, c.covered);
+    std::vector<uint16_t> store(bits.size() / 2 + 1, 0xCDCD);  // 2-byte aligned, as staged
+    uint8_t* bands = reinterpret_cast<uint8_t*>(store.data());
+    const size_t n = hfjdec::coverageBands(bits.data(), c.size, bands);
+    if (c.bandBytes >= 0) EXPECT_EQ(long(n), c.bandBytes) << c.name;
+    else EXPECT_GT(n, 0u) << c.name;
+    if (!n) continue;
+    EXPECT_LT(n, bits.size()) << c.name;
+    for (int y = 0; y < c.size; ++y)
+      for (int x = 0; x < c.size; x += 4)
+        ASSERT_EQ(hfjdec::coverageQuad(bits.data(), hfjdec::kMaskBits, c.size, x, y),
+                  hfjdec::coverageQuad(bands, hfjdec::kMaskBands, c.size, x, y))
+            << c.name << ": quad x " << x << " y " << y;
+  }
+}

@@ -294,7 +294,9 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
       const std::string mode = m.spec.imagery == "off" ? "off"
                                : !m.spec.imagery.empty() ? m.spec.imagery + " (RGBA8)"
                                : m.spec.strategy == "raw" ? (bc1Tiles ? "bc1 tiles decoded (RGBA8)" : "raw (RGBA8)")
-                               : bc1Tiles ? "bc1 tiles (BC1 as stored)" : "cpu (BC1)";
+                               : bc1Tiles                 ? "bc1 tiles (BC1 as stored)"
+                               : m.spec.strategy == "cuda" ? "cuda (JPEG -> BC1 on the GPU)"
+                                                           : "cpu (BC1)";
       std::fprintf(o, "| %s | %s | %zu | %zu | %s | %s | %s | %.2f | %zu | %.3f, %.3f | %.3f | %.3f |\n", m.spec.label.c_str(),
                    mode.c_str(), m.run.fill.colourTiles, s.colourUploads, mib(double(s.colourBytesRead)).c_str(),
                    mib(double(s.colourBytesToDevice + m.run.fill.colourBytesToDevice)).c_str(),

@@ -295,6 +295,34 @@ bool inflateCoverage(const uint8_t* z, size_t n, uint8_t* bits, size_t bytes) {
   return uncompress(bits, &len, z, uLong(n)) == Z_OK && len == bytes;
 }
 
+size_t coverageBands(const uint8_t* bits, int size, uint8_t* out) {
+  const size_t capacity = size_t(size) * size_t(size) / 8;
+  std::vector<uint16_t> b(1, 0);
+  auto bit = [&](int x, int y) {
+    const size_t i = size_t(y) * size_t(size) + size_t(x);
+    return (bits[i >> 3] >> (7 - (i & 7))) & 1;
+  };
+  for (int y = 0; y < size; ++y) {
+    int x0 = 0;
+    while (x0 < size && !bit(x0, y)) ++x0;
+    int x1 = x0;
+    while (x1 < size && bit(x1, y)) ++x1;
+    for (int x = x1; x < size; ++x)
+      if (bit(x, y)) return 0;  // a second run
+    if (x1 == x0) x0 = x1 = 0;  // empty rows all look alike
+    const size_t n = b[0];
+    if (n && b[3 * n - 1] == x0 && b[3 * n] == x1) {
+      b[3 * n - 2] = uint16_t(y + 1);  // the row extends the last band
+    } else {
+      b.insert(b.end(), {uint16_t(y + 1), uint16_t(x0), uint16_t(x1)});
+      ++b[0];
+    }
+    if (b.size() * 2 >= capacity) return 0;
+  }
+  std::memcpy(out, b.data(), b.size() * 2);
+  return b.size() * 2;
+}
+
 }  // namespace hfjdec
 
 namespace hfgpu {
@@ -319,6 +347,7 @@ std::string failureMessage(uint32_t f) {
 
 struct GpuJpegDecoder::Impl {
   hfjdec::Tables tables{};
+  std::vector<uint8_t> bits;  // one tile's inflated coverage (prepare)
   bool have_tables = false;
   // Last prepare().
   size_t count = 0;
@@ -399,9 +428,15 @@ size_t GpuJpegDecoder::prepare(const JpegTileInput* tiles, size_t count, int siz
     d.mask = hfjdec::kNoMask;
     const hfjdec::TileInfo& info = m.infos[i];
     if (m.host_errors[i].empty() && info.coverage) {
-      if (hfjdec::inflateCoverage(info.coverage, info.coverage_bytes, st + at, mask_bytes)) {
+      m.bits.resize(mask_bytes);
+      if (hfjdec::inflateCoverage(info.coverage, info.coverage_bytes, m.bits.data(), mask_bytes)) {
+        // The compact bands where they apply (nearly every partial tile), else the bitmap.
+        size_t n = hfjdec::coverageBands(m.bits.data(), size, st + at);
+        d.mask_kind = n ? hfjdec::kMaskBands : hfjdec::kMaskBits;
+        if (!n) std::memcpy(st + at, m.bits.data(), n = mask_bytes);
+        std::memset(st + at + n, 0, align16(n) - n);
         d.mask = at;
-        at += align16(mask_bytes);
+        at += align16(n);
       } else {
         m.host_errors[i] = "corrupt JPEG tile coverage";
         --ok;

@@ -12,8 +12,10 @@
 // Work split:
 // - host, prepare(): parses each tile's marker segments (not its entropy-coded data: O(number
 //   of segments)), checks them against the tile format, inflates a coverage segment (zlib) into
-//   a 1-bit mask, and packs the entropy-coded bytes, masks and a descriptor per tile into
-//   pinned staging. A tile that fails here gets its error and is never launched.
+//   a 1-bit mask, staged as row bands where every row's coverage is one run (a tile cut by the
+//   DEM's edge: ~20 bytes instead of size^2 / 8), and packs the entropy-coded bytes, masks and a
+//   descriptor per tile into pinned staging. A tile that fails here gets its error and is never
+//   launched.
 // - device, decodeAsync(): locates the restart markers, Huffman-decodes every restart interval
 //   in parallel (one interval = one MCU row = 16 MCUs), then dequantisation, IDCT (8x8 blocks
 //   in shared memory), chroma upsampling and colour conversion, written as RGBA8. A corrupt

@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kHuffThreads) huffmanKernel(LaunchArgs a) {
   __shared__ Tables tables;
   __shared__ __align__(16) int16_t blocks[kHuffThreads * 64];
   {
-    const uint4* src = reinterpret_cast<const uint4*>(a.staged);
+    const uint4* src = reinterpret_cast<const uint4*>(a.tables);
     uint4* dst = reinterpret_cast<uint4*>(&tables);
     for (int i = threadIdx.x; i < int(sizeof(Tables) / 16); i += kHuffThreads) dst[i] = src[i];
   }
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kPixThreads) pixelKernel(LaunchArgs a, int ban
   const TileDesc& d = descOf(a.staged, a.descs, tile);
   if (!d.valid || a.flags[tile]) return;  // the same for every thread of the block
   {
-    const Tables* t = reinterpret_cast<const Tables*>(a.staged);
+    const Tables* t = a.tables;
     for (int i = threadIdx.x; i < 128; i += kPixThreads) quant[i >> 6][i & 63] = t->quant[i >> 6][i & 63];
   }
   __syncthreads();

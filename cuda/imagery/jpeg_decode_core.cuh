@@ -48,7 +48,7 @@
 
 namespace hfjdec {
 
-// ---- tables (built on the host from the tables-only stream, staged with every batch) ----
+// ---- tables (built on the host from the tables-only stream, uploaded once by setTables) ----
 
 constexpr int kLookBits = 9;  // Huffman lookahead: codes of up to 9 bits take one table read
 
@@ -74,7 +74,7 @@ static_assert(sizeof(Tables) % 16 == 0, "Tables is copied in 16-byte words");
 
 // ---- the staged batch ----
 //
-// One pinned buffer, one copy: [Tables][TileDesc x count][coverage masks][entropy-coded bytes],
+// One pinned buffer, one copy: [TileDesc x count][coverage masks][entropy-coded bytes],
 // every part at a multiple of 16 bytes. Each tile's entropy-coded bytes are followed by zero
 // bytes up to the next multiple of 16, which the marker scan's word loads may read.
 
@@ -589,7 +589,8 @@ namespace hfjdec {
 
 // What the kernels (cuda/imagery/jpeg_decode.cu) work on; all pointers are device memory.
 struct LaunchArgs {
-  const uint8_t* staged = nullptr;  // the uploaded batch ([Tables][TileDesc x count]...)
+  const uint8_t* staged = nullptr;  // the uploaded batch ([TileDesc x count]...)
+  const Tables* tables = nullptr;   // the archive's tables (uploaded once, not per batch: ~10 KiB)
   uint64_t descs = 0;               // offset of the descriptors in it
   size_t count = 0;
   int size = 0;                     // tile side in texels (multiple of 16, <= 4096)

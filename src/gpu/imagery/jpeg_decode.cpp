@@ -360,6 +360,7 @@ struct GpuJpegDecoder::Impl {
   PinnedBuffer<uint8_t> staging;
   PinnedBuffer<uint32_t> statuses;
   DeviceBuffer<uint8_t> staged, unstuffed;
+  DeviceBuffer<hfjdec::Tables> device_tables;  // setTables' copy (one per archive, not per batch)
   DeviceBuffer<uint32_t> starts, flags;
   DeviceBuffer<int16_t> coef;
   Event upload_done{false}, decode_done{false};
@@ -385,8 +386,14 @@ GpuJpegDecoder::~GpuJpegDecoder() {
 bool GpuJpegDecoder::setTables(const uint8_t* tables, size_t size, std::string& error) {
   hfjdec::Tables t;
   if (!hfjdec::parseTables(tables, size, t, error)) return false;
-  impl_->tables = t;
-  impl_->have_tables = true;
+  Impl& m = *impl_;
+  // The device copy may be read by a queued decode: wait for it before overwriting.
+  if (m.decode_pending) m.decode_done.synchronize();
+  m.decode_pending = false;
+  if (m.device_tables.size() < 1) m.device_tables.allocate(1);
+  CUDA_CHECK(cudaMemcpy(m.device_tables.get(), &t, sizeof t, cudaMemcpyHostToDevice));
+  m.tables = t;
+  m.have_tables = true;
   return true;
 }
 
@@ -403,7 +410,7 @@ size_t GpuJpegDecoder::prepare(const JpegTileInput* tiles, size_t count, int siz
   const bool size_ok = size >= 16 && size <= 4096 && size % 16 == 0;
   const size_t mask_bytes = size_ok ? size_t(size) * size_t(size) / 8 : 0;
   // Pass 1: parse, size the staging.
-  size_t total = align16(sizeof(hfjdec::Tables));
+  size_t total = 0;
   m.descs_offset = total;
   total += align16(count * sizeof(hfjdec::TileDesc));
   size_t ok = 0;
@@ -421,7 +428,6 @@ size_t GpuJpegDecoder::prepare(const JpegTileInput* tiles, size_t count, int siz
   // Pass 2: fill.
   m.staging.reserve(total);
   uint8_t* st = m.staging.get();
-  std::memcpy(st, &m.tables, sizeof m.tables);
   size_t at = m.descs_offset + align16(count * sizeof(hfjdec::TileDesc));
   for (size_t i = 0; i < count; ++i) {
     hfjdec::TileDesc d{};
@@ -488,6 +494,7 @@ void GpuJpegDecoder::decodeAsync(uint8_t* rgba, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(m.flags.get(), 0, m.count * sizeof(uint32_t), stream));
   hfjdec::LaunchArgs a;
   a.staged = m.staged.get();
+  a.tables = m.device_tables.get();
   a.descs = m.descs_offset;
   a.count = m.count;
   a.size = m.size;

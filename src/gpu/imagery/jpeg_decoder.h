@@ -73,7 +73,8 @@ class GpuJpegDecoder {
   GpuJpegDecoder(const GpuJpegDecoder&) = delete;
   GpuJpegDecoder& operator=(const GpuJpegDecoder&) = delete;
 
-  // Loads the tables-only stream (quantisation and Huffman tables) for the following batches.
+  // Loads the tables-only stream (quantisation and Huffman tables) for the following batches and
+  // copies them to the device once (synchronous; ~10 KiB that no batch carries again).
   // False with a one-line error when it is not one this decoder supports (8-bit baseline
   // tables: two quantisation tables, DC and AC Huffman tables 0 and 1).
   bool setTables(const uint8_t* tables, size_t size, std::string& error);

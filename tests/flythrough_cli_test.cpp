@@ -215,6 +215,9 @@ TEST(HfbenchFlythroughCli, BadValues) {
   expectError(hfbench(ok + "--frames 0", dir), "--frames", dir);
   expectError(hfbench(ok + "--frames 12x", dir), "--frames", dir);
   expectError(hfbench(ok + "--altitude high", dir), "--altitude", dir);
+  for (const char* v : {"0", "21", "x", "2.5"}) expectError(hfbench(ok + "--repeat " + v, dir), "--repeat", dir);
+  for (const char* v : {"-1", "3001", "x"})
+    expectError(hfbench(ok + "--warmup-frames " + v, dir), "--warmup-frames", dir);
 }
 
 TEST(HfbenchFlythroughCli, BadPathFile) {
@@ -286,6 +289,38 @@ TEST(HfbenchFlythroughCli, TinyRunWritesReportPlotAndCsvs) {
   const std::string row = md.substr(rawRow + 1, md.find('\n', rawRow + 1) - rawRow - 1);
   EXPECT_GE(std::count(row.begin(), row.end(), '|'), 17) << row;
   EXPECT_NE(row.find("| 1.00 |"), std::string::npos) << row;
+}
+
+// --repeat 2: every run flown twice in rotated order, the report lists both repeats per run
+// and says how the kept one was chosen; the warm-up is reported; one CSV per run.
+TEST(HfbenchFlythroughCli, RepeatsRotateAndAreReported) {
+  REQUIRE_SAMPLES_AND_GL();
+  TempDir dir;
+  const CmdResult r = hfbench("'" + kRaw + "' '" + kSample + "' --size 160x90 --frames 4 --out out --name fly "
+                              "--streams 1 --repeat 2 --warmup-frames 2",
+                              dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warmed up"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("raw (repeat 2)"), std::string::npos) << r.err;
+  // Rotation: repeat 1 starts with raw, repeat 2 with the second run (cpu).
+  const size_t first = r.err.find("cpu (repeat 2)"), second = r.err.find("raw (repeat 2)");
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_LT(first, second) << r.err;
+  const std::string md = slurp((dir.path / "out" / "fly.md").string());
+  EXPECT_NE(md.find("- warm-up: every strategy flew 2 frames untimed"), std::string::npos) << md;
+  EXPECT_NE(md.find("- repeats: the list was flown 2 times"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Repeats (first view ms / median frame ms, in repeat order)"), std::string::npos) << md;
+  EXPECT_NE(md.find("| run | repeat 1 | repeat 2 |"), std::string::npos) << md;
+  for (const char* run : {"\n| raw | ", "\n| cpu | "}) {
+    const size_t at = md.find(run, md.find("## Repeats"));
+    ASSERT_NE(at, std::string::npos) << run;
+    const std::string row = md.substr(at + 1, md.find('\n', at + 1) - at - 1);
+    EXPECT_EQ(std::count(row.begin(), row.end(), '/'), 2) << row;
+  }
+  std::ifstream f(dir.path / "out" / "fly-cpu.csv");
+  size_t flight = 0;
+  for (std::string l; std::getline(f, l);) flight += l.rfind("flight,", 0) == 0;
+  EXPECT_EQ(flight, 4u);
 }
 
 // ---- hfview --headless --bench ----

@@ -31,7 +31,7 @@ const char* kUsage =
     "usage: hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--bc1 BC1.hfa] [--out DIR] [--name NAME]\n"
     "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
     "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
-    "         [--no-prefetch] [--note TEXT] [-q]\n"
+    "         [--no-prefetch] [--warmup-frames N] [--repeat R] [--note TEXT] [-q]\n"
     "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
     "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
     "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
@@ -46,7 +46,12 @@ const char* kUsage =
     "Writes DIR/NAME-<run>.csv (one row per frame), DIR/NAME.md (the report) and\n"
     "DIR/NAME-frametime.png. Defaults: DIR '.', NAME from HFPAC's file name, 1920x1080,\n"
     "tau 1, the diagonal at 1/3 of the maximum height at 8000 m/s, dt 1/60 s, frames to cover\n"
-    "the path (at most 3000), an atlas for 0.55 of all tiles.\n";
+    "the path (at most 3000), an atlas for 0.55 of all tiles.\n"
+    "Before the timed runs every strategy flies --warmup-frames frames (default 30, 0 = none)\n"
+    "untimed, so that no run pays CUDA or driver initialisation. --repeat R (default 1) flies\n"
+    "the whole list R times, repeat r starting r places further down the list, so every run\n"
+    "takes every position; per run the repeat with the median median-frame is reported (and\n"
+    "every repeat's first view and median frame are listed).\n";
 
 struct RunSpec {
   std::string label;     // "raw", "cpu", "cuda x2", "cuda x2 rbuc"
@@ -159,6 +164,9 @@ struct Measured {
   hfr::FlythroughRun run;
   hfr::FlightSummary sum;
   std::string name;  // the strategy that actually ran (cuda may fall back to cpu)
+  // --repeat: every repeat's first view and median frame (ms), in repeat order; `run` is the
+  // repeat with the median median-frame.
+  std::vector<double> repeatFirstViewMs, repeatMedianMs;
 };
 
 // Mean per flight frame of the parts of a frame (report: where the time goes).
@@ -191,7 +199,7 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                  const hfr::RenderSettings& rs, const hfr::FlythroughOptions& fly,
                  const std::vector<const hfa::ArchiveReader*>& archives,
                  const std::vector<std::string>& archivePaths, const std::vector<Measured>& runs,
-                 const std::string& plotFile, const std::string& bc1Skipped, std::string& error) {
+                 const std::string& plotFile, const std::string& bc1Skipped, int warmupFrames, std::string& error) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
   if (!f) {
     error = "cannot write " + path + ": " + std::strerror(errno);
@@ -230,7 +238,17 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                "  thesis's measure) = a fresh renderer streams the first view into its empty atlas,\n"
                "  no drawing, no per-step upload cap, until everything it wants is resident and the\n"
                "  GPU has finished; \"first view\" = synchronous frames (at most 64 uploads each) at\n"
-               "  the first camera until the same. Ratios are against `raw` from this same process.\n\n");
+               "  the first camera until the same. Ratios are against `raw` from this same process.\n");
+  const size_t repeats = runs.empty() ? 1 : runs.front().repeatMedianMs.size();
+  if (warmupFrames > 0)
+    std::fprintf(o, "- warm-up: every strategy flew %d frames untimed before the first timed run.\n", warmupFrames);
+  if (repeats > 1)
+    std::fprintf(o,
+                 "- repeats: the list was flown %zu times, repeat r starting r runs further down it (every\n"
+                 "  run in every position); each run's figures are its repeat with the median median frame\n"
+                 "  (the lower middle one for an even count).\n",
+                 repeats);
+  std::fprintf(o, "\n");
 
   const Measured* raw = nullptr;
   for (const auto& m : runs)
@@ -379,6 +397,20 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
     std::fprintf(o, "\n");
   }
 
+  if (repeats > 1) {
+    std::fprintf(o, "## Repeats (first view ms / median frame ms, in repeat order)\n\n| run |");
+    for (size_t r = 0; r < repeats; ++r) std::fprintf(o, " repeat %zu |", r + 1);
+    std::fprintf(o, "\n|---|");
+    for (size_t r = 0; r < repeats; ++r) std::fprintf(o, "---:|");
+    std::fprintf(o, "\n");
+    for (const auto& m : runs) {
+      std::fprintf(o, "| %s |", m.spec.label.c_str());
+      for (size_t r = 0; r < m.repeatMedianMs.size(); ++r)
+        std::fprintf(o, " %.1f / %.3f |", m.repeatFirstViewMs[r], m.repeatMedianMs[r]);
+      std::fprintf(o, "\n");
+    }
+    std::fprintf(o, "\n");
+  }
   std::fprintf(o, "## Where the time goes (mean per flight frame, ms)\n\n");
   std::fprintf(o, "| run | frame | render-thread CPU | LOD selection | atlas update CPU | draw CPU | atlas update GPU | draw GPU |\n");
   std::fprintf(o, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -447,6 +479,7 @@ int runFlythroughCommand(int argc, char** argv) {
   rs.height = 1080;
   hfr::FlythroughOptions fly;
   double budgetFraction = 0.55, budget = 0;
+  int warmupFrames = 30, repeats = 1;
   bool quiet = false;
   std::string command = "hfbench";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
@@ -462,6 +495,14 @@ int runFlythroughCommand(int argc, char** argv) {
       quiet = true;
     } else if (a == "--no-prefetch") {
       rs.prefetch = false;
+    } else if (a == "--warmup-frames" || a == "--repeat") {
+      char* end = nullptr;
+      if (!(v = value())) return fail(a + " needs a value");
+      const long n = std::strtol(v, &end, 10);
+      const long lo = a == "--repeat" ? 1 : 0, hi = a == "--repeat" ? 20 : 3000;
+      if (end == v || *end || n < lo || n > hi)
+        return fail(a + " wants " + std::to_string(lo) + ".." + std::to_string(hi) + ", got '" + v + "'");
+      (a == "--repeat" ? repeats : warmupFrames) = int(n);
     } else if (a == "--rbuc" || a == "--bc1" || a == "--out" || a == "--name" || a == "--path" || a == "--note") {
       if (!(v = value())) return fail(a + " needs a value");
       (a == "--rbuc" ? rbucPath : a == "--bc1" ? bc1Path : a == "--out" ? outDir : a == "--name" ? name
@@ -604,34 +645,81 @@ int runFlythroughCommand(int argc, char** argv) {
   auto context = hfr::createHeadlessContext(error);
   if (!context) return fail(error);
   const std::string device = context->description();
-  std::vector<Measured> runs;
-  for (const RunSpec& spec : specs) {
-    hfr::StreamOptions so;
-    so.streams = spec.streams;
-    std::string snote;
-    auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)],
-                                                  error, snote, so);
-    if (!strategy) return fail(error);
-    if (!snote.empty() && !quiet) std::fprintf(stderr, "Note: %s: %s\n", spec.label.c_str(), snote.c_str());
-    Measured m;
-    m.spec = spec;
-    m.name = strategy->name();
-    m.run.strategy = spec.label;
-    m.run.archive = paths[size_t(spec.archive)];
-    if (!quiet) std::fprintf(stderr, "hfbench flythrough: %s ...\n", spec.label.c_str());
-    if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec), fly, m.run, error))
-      return fail(spec.label + ": " + error);
-    m.name = strategy->name();
-    m.sum = hfr::summarize(m.run);
-    const std::string csv = outDir + "/" + name + "-" + spec.file + ".csv";
-    if (!hfr::writeFlythroughCsv(csv, m.run, error)) return fail(error);
+  // Warm-up: each strategy flies a few frames untimed first (CUDA context and modules, driver
+  // paths, thread pools), so that the first timed run pays no initialisation.
+  if (warmupFrames > 0) {
+    std::vector<std::string> warmed;
+    hfr::FlythroughOptions wfly = fly;
+    wfly.frames = warmupFrames;
+    for (const RunSpec& spec : specs) {
+      const std::string key = spec.strategy + "/" + std::to_string(spec.archive) + "/" + spec.imagery;
+      if (std::find(warmed.begin(), warmed.end(), key) != warmed.end()) continue;
+      warmed.push_back(key);
+      hfr::StreamOptions so;
+      so.streams = spec.streams;
+      std::string snote;
+      auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)], error, snote, so);
+      if (!strategy) return fail(error);
+      hfr::FlythroughRun discard;
+      if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec), wfly, discard, error))
+        return fail(spec.label + " (warm-up): " + error);
+    }
     if (!quiet)
-      std::fprintf(stderr,
-                   "hfbench flythrough: %-14s first view %7.1f ms | frame median "
-                   "%.3f p99 %.3f max %.3f ms | render CPU %.3f ms | %s\n",
-                   spec.label.c_str(), m.run.fill.ms, m.sum.medianMs, m.sum.p99Ms, m.sum.maxMs,
-                   m.sum.medianRenderCpuMs, csv.c_str());
-    runs.push_back(std::move(m));
+      std::fprintf(stderr, "hfbench flythrough: warmed up %zu strategies (%d frames each)\n", warmed.size(),
+                   warmupFrames);
+  }
+
+  // The timed runs: the list `repeats` times, repeat r starting at run r (mod the list).
+  std::vector<std::vector<Measured>> perSpec(specs.size());
+  for (int r = 0; r < repeats; ++r) {
+    for (size_t j = 0; j < specs.size(); ++j) {
+      const size_t si = (j + size_t(r)) % specs.size();
+      const RunSpec& spec = specs[si];
+      hfr::StreamOptions so;
+      so.streams = spec.streams;
+      std::string snote;
+      auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)],
+                                                    error, snote, so);
+      if (!strategy) return fail(error);
+      if (!snote.empty() && !quiet && r == 0) std::fprintf(stderr, "Note: %s: %s\n", spec.label.c_str(), snote.c_str());
+      Measured m;
+      m.spec = spec;
+      m.name = strategy->name();
+      m.run.strategy = spec.label;
+      m.run.archive = paths[size_t(spec.archive)];
+      if (!quiet)
+        std::fprintf(stderr, "hfbench flythrough: %s%s ...\n", spec.label.c_str(),
+                     repeats > 1 ? (" (repeat " + std::to_string(r + 1) + ")").c_str() : "");
+      if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec), fly, m.run, error))
+        return fail(spec.label + ": " + error);
+      m.name = strategy->name();
+      m.sum = hfr::summarize(m.run);
+      if (!quiet)
+        std::fprintf(stderr,
+                     "hfbench flythrough: %-14s first view %7.1f ms | frame median "
+                     "%.3f p99 %.3f max %.3f ms | render CPU %.3f ms\n",
+                     spec.label.c_str(), m.run.fill.ms, m.sum.medianMs, m.sum.p99Ms, m.sum.maxMs,
+                     m.sum.medianRenderCpuMs);
+      perSpec[si].push_back(std::move(m));
+    }
+  }
+  std::vector<Measured> runs;
+  for (auto& reps : perSpec) {
+    std::vector<size_t> order(reps.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return reps[a].sum.medianMs < reps[b].sum.medianMs; });
+    std::vector<double> firstViews, medians;  // in repeat order
+    for (const auto& m : reps) {
+      firstViews.push_back(m.run.fill.ms);
+      medians.push_back(m.sum.medianMs);
+    }
+    Measured kept = std::move(reps[order[(order.size() - 1) / 2]]);
+    kept.repeatFirstViewMs = std::move(firstViews);
+    kept.repeatMedianMs = std::move(medians);
+    const std::string csv = outDir + "/" + name + "-" + kept.spec.file + ".csv";
+    if (!hfr::writeFlythroughCsv(csv, kept.run, error)) return fail(error);
+    runs.push_back(std::move(kept));
   }
 
   // The atlas fills after every flight (a fill run before a flight was seen to slow raw's
@@ -671,7 +759,8 @@ int runFlythroughCommand(int argc, char** argv) {
   std::vector<const hfa::ArchiveReader*> ars;
   for (const auto& a : archives) ars.push_back(a.get());
   const std::string report = outDir + "/" + name + ".md";
-  if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, bc1Skipped, error))
+  if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, bc1Skipped, warmupFrames,
+                   error))
     return fail(error);
   if (!quiet) std::printf("hfbench flythrough: wrote %s and %s/%s\n", report.c_str(), outDir.c_str(), plotFile.c_str());
   return 0;

@@ -23,9 +23,12 @@ layout(std430, binding = 1) readonly buffer ColourCells { vec4 cells[]; };
 layout(location = 0) out vec4 oColor;
 
 // World-space gradient (dh/dx, dh/dy, metres per world unit) at tile-local sample p:
-// central differences inside the tile, one-sided on its border.
+// central differences inside the tile, one-sided on its border. p is clamped first: normalAt
+// asks for p + 1 = n + 1 where a fragment lies exactly on the tile's far edge (weight 0 there,
+// but 0 / 0 = NaN times 0 is still NaN: black pixels along tile edges).
 vec2 gradientAt(TileRecord r, ivec2 p) {
   int n = int(r.atlas.w);
+  p = clamp(p, ivec2(0), ivec2(n));
   ivec2 a = max(p - 1, ivec2(0)), b = min(p + 1, ivec2(n));
   float gx = (tileHeight(r, ivec2(b.x, p.y)) - tileHeight(r, ivec2(a.x, p.y))) /
              (float(b.x - a.x) * r.world.z);

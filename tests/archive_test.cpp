@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -532,3 +534,85 @@ TEST(Archive, NotAnArchive) {
 }
 
 }  // namespace
+
+// ---- ReadLimiter (read_limit.h) and the benchmark I/O hooks, on a simulated clock ----
+
+namespace {
+struct FakeClock {
+  double t = 0;
+  std::vector<double> sleeps;  // every sleepUntil target
+  hfa::ReadLimiter::Clock clock() {
+    return {[this] { return t; }, [this](double until) {
+              sleeps.push_back(until);
+              t = std::max(t, until);
+            }};
+  }
+};
+}  // namespace
+
+TEST(ReadLimiter, OneChannelAtTheGivenRate) {
+  FakeClock c;
+  hfa::ReadLimiter l(1000.0, c.clock());  // 1000 bytes/s
+  l.acquire(500);                          // 0 .. 0.5
+  l.acquire(250);                          // 0.5 .. 0.75
+  ASSERT_EQ(c.sleeps.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.sleeps[0], 0.5);
+  EXPECT_DOUBLE_EQ(c.sleeps[1], 0.75);
+  c.t = 10;  // idle: no credit saved up for later
+  l.acquire(100);
+  EXPECT_DOUBLE_EQ(c.sleeps[2], 10.1);
+  EXPECT_EQ(l.bytes(), 850u);
+  EXPECT_NEAR(l.waitedSeconds(), 0.85, 1e-12);
+  EXPECT_EQ(l.bytesPerSecond(), 1000.0);
+}
+
+TEST(ReadLimiter, ConcurrentReadersQueueBehindEachOther) {
+  // Two transfers asked for at the same moment (before either slept): the second ends after
+  // the first, so together they never exceed the rate.
+  double now = 0;
+  std::vector<double> ends;
+  hfa::ReadLimiter l(100.0, {[&] { return now; }, [&](double until) { ends.push_back(until); }});
+  l.acquire(50);
+  l.acquire(50);
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_DOUBLE_EQ(ends[0], 0.5);
+  EXPECT_DOUBLE_EQ(ends[1], 1.0);
+  EXPECT_NEAR(l.waitedSeconds(), 1.5, 1e-12);  // 0.5 + 1.0: the second queued behind the first
+}
+
+TEST(ReadLimiter, ArchiveReadsPassThroughItAndCacheCanBeDropped) {
+  const fs::path dir = tempDir();
+  std::string error;
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(writeArchive(dir, "lim.hfa", hfa::Codec::Hfpac, true), error)) << error;
+  FakeClock c;
+  auto limiter = std::make_shared<hfa::ReadLimiter>(1e6, c.clock());
+  r.setReadLimiter(limiter);
+  uint64_t expected = 0;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  for (size_t t = 0; t < r.tiles().size(); ++t) {
+    ASSERT_TRUE(r.payload(t, data, size, error)) << error;
+    expected += size;
+  }
+  ASSERT_TRUE(r.hasImagery());
+  for (size_t t = 0; t < r.imageryTiles().size(); ++t) {
+    ASSERT_TRUE(r.imageryPayload(t, data, size, error)) << error;
+    expected += size;
+  }
+  EXPECT_EQ(limiter->bytes(), expected);
+  EXPECT_NEAR(c.t, double(expected) / 1e6, 1e-9);  // the simulated time the reads took
+  const double before = r.residentFraction();
+  EXPECT_GE(before, 0.0);
+  EXPECT_LE(before, 1.0);
+  ASSERT_TRUE(r.dropPageCache(error)) << error;
+  const double after = r.residentFraction();  // tmpfs keeps its pages: only bounds checked
+  EXPECT_GE(after, 0.0);
+  EXPECT_LE(after, 1.0);
+  // Reads after the drop still see the same bytes (CRCs checked).
+  for (size_t t = 0; t < r.tiles().size(); ++t) ASSERT_TRUE(r.payload(t, data, size, error)) << error;
+  r.setReadLimiter(nullptr);
+  hfa::ArchiveReader closed;
+  EXPECT_FALSE(closed.dropPageCache(error));
+  EXPECT_EQ(closed.residentFraction(), -1.0);
+}

@@ -131,6 +131,14 @@ bool isBackground(const std::vector<uint8_t>& px, size_t i) {
   return px[4 * i] == 255 && px[4 * i + 1] == 0 && px[4 * i + 2] == 255;
 }
 
+// Pure black pixels: shading never makes them (the darkest tint times the ambient is well above
+// 0), NaN arithmetic in the fragment shader does (clamp(NaN) = 0).
+size_t blackPixels(const std::vector<uint8_t>& px) {
+  size_t n = 0;
+  for (size_t i = 0; i + 3 < px.size(); i += 4) n += px[i] == 0 && px[i + 1] == 0 && px[i + 2] == 0;
+  return n;
+}
+
 // Background pixels not connected to the image border (4-neighbourhood) = holes in the terrain.
 // `px`: a w x h image.
 size_t enclosedBackground(const std::vector<uint8_t>& px, size_t* background = nullptr, int w = kW,
@@ -341,6 +349,7 @@ TEST(RenderGl, CrackFreeFromThreeCamerasAndTwoTaus) {
       EXPECT_GT(s.stats.tilesDrawn, 0u);
       EXPECT_EQ(s.stats.lod.cornerClamps, 0u);
       const size_t bg = expectNoHoles(s, *gl().renderer, cam);
+      EXPECT_EQ(blackPixels(s.px), 0u) << "NaN shading (black pixels)";
       if (std::string(name) == "top") {
         EXPECT_EQ(bg, 0u);
       } else {
@@ -707,6 +716,7 @@ TEST_P(RenderGlEveryDem, DefaultViewSettlesCrackFreeWithinTau) {
     const size_t bg = expectNoHoles(s, r, cam, &fp);
     EXPECT_GT(fp, size_t(w) * h / 8) << "the footprint check covers too little";
     EXPECT_LT(bg, size_t(w) * h) << "no terrain in the image";
+    EXPECT_EQ(blackPixels(s.px), 0u) << "NaN shading (black pixels)";
     const LodCheck lc = checkLodBound(sc.archive, r, cam, tau);
     EXPECT_EQ(lc.tiles, s.stats.tilesDrawn);
     EXPECT_EQ(lc.violations, 0u) << lc.first;

@@ -22,9 +22,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "archive/read_limit.h"
 #include "codec/hfpac.h"
 
 namespace hfa {
@@ -242,6 +244,7 @@ class ArchiveReader {
   uint32_t indexCapacity() const { return capacity_; }
 
   // Payload bytes of a tile after checking bounds and CRC. Pointers stay valid until close().
+  // With a read limiter set, waits for the payload's transfer first (as imageryPayload does).
   bool payload(size_t tile, const uint8_t*& data, size_t& size, std::string& error) const;
   // Decodes a tile into dst (p * p samples, stride p). Thread-safe.
   bool decodeTile(size_t tile, uint16_t* dst, std::string& error,
@@ -260,7 +263,20 @@ class ArchiveReader {
   std::string imageryTileName(size_t tile) const;  // "imagery tile (k3, x1, y0)"
   uint32_t imageryIndexCapacity() const { return imageryCapacity_; }
 
+  // ---- I/O for benchmarks (hfbench flythrough --io cold, --io-limit) ----
+  // Every payload()/imageryPayload() then passes its bytes through `limiter` (shared by the
+  // archives of one simulated disk; nullptr: none). Set it while no other thread reads.
+  void setReadLimiter(std::shared_ptr<ReadLimiter> limiter) { limiter_ = std::move(limiter); }
+  // Evicts the file's pages from this process's mapping and from the page cache
+  // (madvise MADV_DONTNEED + posix_fadvise POSIX_FADV_DONTNEED), so that the next payload reads
+  // come from the disk. Best effort: a file system that keeps files in memory (tmpfs) keeps
+  // them; residentFraction() tells. False with an error only when the file cannot be reopened.
+  bool dropPageCache(std::string& error) const;
+  // Share of the file's pages in the page cache now (mincore), 0..1; -1 when unknown.
+  double residentFraction() const;
+
  private:
+  std::shared_ptr<ReadLimiter> limiter_;
   std::string path_;
   const uint8_t* map_ = nullptr;
   uint64_t size_ = 0;

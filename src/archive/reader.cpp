@@ -336,6 +336,7 @@ bool ArchiveReader::imageryPayload(size_t tile, const uint8_t*& data, size_t& si
     return false;
   }
   const ImageryEntry& e = imageryEntries_[tile];
+  if (limiter_) limiter_->acquire(e.size);
   data = map_ + e.offset;  // bounds validated in open()
   size = e.size;
   if (crc32(data, size) != e.crc) {
@@ -373,6 +374,7 @@ bool ArchiveReader::payload(size_t tile, const uint8_t*& data, size_t& size,
     return false;
   }
   const TileEntry& e = entries_[tile];
+  if (limiter_) limiter_->acquire(e.size);
   data = map_ + e.offset;  // bounds validated in open()
   size = e.size;
   if (crc32(data, size) != e.crc) {
@@ -407,6 +409,35 @@ bool ArchiveReader::decodeTile(size_t tile, uint16_t* dst, std::string& error,
     return false;
   }
   return true;
+}
+
+bool ArchiveReader::dropPageCache(std::string& error) const {
+  if (!map_) {
+    error = "archive not open";
+    return false;
+  }
+  // Our own mapping first: mapped pages are not dropped from the page cache.
+  ::madvise(const_cast<uint8_t*>(map_), size_t(size_), MADV_DONTNEED);
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    error = path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  return true;
+}
+
+double ArchiveReader::residentFraction() const {
+  if (!map_ || size_ == 0) return -1;
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0) return -1;
+  const size_t pages = size_t((size_ + uint64_t(page) - 1) / uint64_t(page));
+  std::vector<unsigned char> v(pages);
+  if (::mincore(const_cast<uint8_t*>(map_), size_t(size_), v.data()) != 0) return -1;
+  size_t n = 0;
+  for (unsigned char c : v) n += c & 1;
+  return double(n) / double(pages);
 }
 
 }  // namespace hfa

@@ -218,6 +218,9 @@ TEST(HfbenchFlythroughCli, BadValues) {
   for (const char* v : {"0", "21", "x", "2.5"}) expectError(hfbench(ok + "--repeat " + v, dir), "--repeat", dir);
   for (const char* v : {"-1", "3001", "x"})
     expectError(hfbench(ok + "--warmup-frames " + v, dir), "--warmup-frames", dir);
+  for (const char* v : {"hot", "", "COLD"}) expectError(hfbench(ok + "--io '" + v + "'", dir), "--io", dir);
+  for (const char* v : {"0", "-5", "fast", "inf"})
+    expectError(hfbench(ok + "--io-limit '" + v + "'", dir), "--io-limit", dir);
 }
 
 TEST(HfbenchFlythroughCli, BadPathFile) {
@@ -321,6 +324,22 @@ TEST(HfbenchFlythroughCli, RepeatsRotateAndAreReported) {
   size_t flight = 0;
   for (std::string l; std::getline(f, l);) flight += l.rfind("flight,", 0) == 0;
   EXPECT_EQ(flight, 4u);
+}
+
+// --io cold --io-limit: the runs still complete, and the report says how the I/O was set up.
+TEST(HfbenchFlythroughCli, ColdAndLimitedIoAreReported) {
+  REQUIRE_SAMPLES_AND_GL();
+  TempDir dir;
+  const CmdResult r = hfbench("'" + kRaw + "' '" + kSample + "' --size 160x90 --frames 3 --out out --name fly "
+                              "--streams 1 --warmup-frames 0 --io cold --io-limit 200",
+                              dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string md = slurp((dir.path / "out" / "fly.md").string());
+  EXPECT_NE(md.find("- I/O: cold (the archive's pages dropped before every run and atlas fill;"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("payload reads limited to 200 MB/s"), std::string::npos) << md;
+  EXPECT_EQ(md.find("- warm-up:"), std::string::npos) << md;  // --warmup-frames 0
+  EXPECT_NE(md.find("\n| cpu | "), std::string::npos) << md;
 }
 
 // ---- hfview --headless --bench ----

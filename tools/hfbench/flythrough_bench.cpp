@@ -31,7 +31,8 @@ const char* kUsage =
     "usage: hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--bc1 BC1.hfa] [--out DIR] [--name NAME]\n"
     "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
     "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
-    "         [--no-prefetch] [--warmup-frames N] [--repeat R] [--note TEXT] [-q]\n"
+    "         [--no-prefetch] [--warmup-frames N] [--repeat R] [--io warm|cold] [--io-limit MB/S]\n"
+    "         [--note TEXT] [-q]\n"
     "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
     "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
     "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
@@ -51,7 +52,11 @@ const char* kUsage =
     "untimed, so that no run pays CUDA or driver initialisation. --repeat R (default 1) flies\n"
     "the whole list R times, repeat r starting r places further down the list, so every run\n"
     "takes every position; per run the repeat with the median median-frame is reported (and\n"
-    "every repeat's first view and median frame are listed).\n";
+    "every repeat's first view and median frame are listed).\n"
+    "I/O: --io warm (default) reads every archive once before the runs, so no run touches the\n"
+    "disk; --io cold drops the archives' pages (page cache and mapping) before every run and\n"
+    "atlas fill. --io-limit passes every payload read through one simulated channel of MB/S\n"
+    "(10^6 bytes/s; e.g. 100 a network share, 500 a SATA SSD).\n";
 
 struct RunSpec {
   std::string label;     // "raw", "cpu", "cuda x2", "cuda x2 rbuc"
@@ -199,7 +204,8 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                  const hfr::RenderSettings& rs, const hfr::FlythroughOptions& fly,
                  const std::vector<const hfa::ArchiveReader*>& archives,
                  const std::vector<std::string>& archivePaths, const std::vector<Measured>& runs,
-                 const std::string& plotFile, const std::string& bc1Skipped, int warmupFrames, std::string& error) {
+                 const std::string& plotFile, const std::string& bc1Skipped, int warmupFrames,
+                 const std::string& ioLine, std::string& error) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "w"), &std::fclose);
   if (!f) {
     error = "cannot write " + path + ": " + std::strerror(errno);
@@ -233,13 +239,13 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
   std::fprintf(o,
                "- method: every run starts from an empty atlas (top level only); frames are\n"
                "  synchronous (frame + glFinish), so a frame time is its whole CPU + GPU cost;\n"
-               "  loader threads run in real time between frames; both archives were read once\n"
-               "  before the runs (page cache warm: no disk in the comparison). \"atlas fill\" (the\n"
+               "  loader threads run in real time between frames. \"atlas fill\" (the\n"
                "  thesis's measure) = a fresh renderer streams the first view into its empty atlas,\n"
                "  no drawing, no per-step upload cap, until everything it wants is resident and the\n"
                "  GPU has finished; \"first view\" = synchronous frames (at most 64 uploads each) at\n"
                "  the first camera until the same. Ratios are against `raw` from this same process.\n");
   const size_t repeats = runs.empty() ? 1 : runs.front().repeatMedianMs.size();
+  std::fprintf(o, "- I/O: %s.\n", ioLine.c_str());
   if (warmupFrames > 0)
     std::fprintf(o, "- warm-up: every strategy flew %d frames untimed before the first timed run.\n", warmupFrames);
   if (repeats > 1)
@@ -480,6 +486,8 @@ int runFlythroughCommand(int argc, char** argv) {
   hfr::FlythroughOptions fly;
   double budgetFraction = 0.55, budget = 0;
   int warmupFrames = 30, repeats = 1;
+  std::string ioMode = "warm";
+  double ioLimitMBps = 0;  // 0: no limit
   bool quiet = false;
   std::string command = "hfbench";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
@@ -495,6 +503,12 @@ int runFlythroughCommand(int argc, char** argv) {
       quiet = true;
     } else if (a == "--no-prefetch") {
       rs.prefetch = false;
+    } else if (a == "--io") {
+      if (!(v = value()) || (std::strcmp(v, "warm") != 0 && std::strcmp(v, "cold") != 0))
+        return fail("--io wants warm or cold");
+      ioMode = v;
+    } else if (a == "--io-limit") {
+      if (!(v = value()) || !parsePositive(v, ioLimitMBps)) return fail("--io-limit wants MB/s > 0");
     } else if (a == "--warmup-frames" || a == "--repeat") {
       char* end = nullptr;
       if (!(v = value())) return fail(a + " needs a value");
@@ -601,10 +615,22 @@ int runFlythroughCommand(int argc, char** argv) {
                  " " + bc1Beside + " --imagery-codec bc1`): no `cpu, imagery bc1` run.";
   }
   if (!bc1Skipped.empty() && !quiet) std::fprintf(stderr, "Note: %s\n", bc1Skipped.c_str());
-  for (size_t i = 0; i < archives.size(); ++i) {
+  for (size_t i = 0; ioMode == "warm" && i < archives.size(); ++i) {
     std::string error;
     if (!warm(*archives[i], error)) return fail(error);
   }
+  // Before every timed run and atlas fill: a fresh read channel (--io-limit) and, with --io
+  // cold, the archive's pages dropped. The page-cache share left after the drop is reported
+  // (a file system that keeps files in memory cannot be made cold).
+  double residentMin = 1, residentMax = 0;
+  auto prepareIo = [&](hfa::ArchiveReader& a, std::string& err) {
+    a.setReadLimiter(ioLimitMBps > 0 ? std::make_shared<hfa::ReadLimiter>(ioLimitMBps * 1e6) : nullptr);
+    if (ioMode != "cold") return true;
+    if (!a.dropPageCache(err)) return false;
+    const double f = a.residentFraction();
+    if (f >= 0) residentMin = std::min(residentMin, f), residentMax = std::max(residentMax, f);
+    return true;
+  };
   if (budget <= 0) budget = hfr::atlasBudgetForFraction(*archives[0], budgetFraction);
   rs.atlasBudgetMiB = budget;
   rs.fog = true;
@@ -682,6 +708,7 @@ int runFlythroughCommand(int argc, char** argv) {
                                                     error, snote, so);
       if (!strategy) return fail(error);
       if (!snote.empty() && !quiet && r == 0) std::fprintf(stderr, "Note: %s: %s\n", spec.label.c_str(), snote.c_str());
+      if (!prepareIo(*archives[size_t(spec.archive)], error)) return fail(error);
       Measured m;
       m.spec = spec;
       m.name = strategy->name();
@@ -731,6 +758,7 @@ int runFlythroughCommand(int argc, char** argv) {
     auto strategy = hfr::makeRenderStreamStrategy(m.spec.strategy, *archives[size_t(m.spec.archive)],
                                                   error, snote, so);
     if (!strategy) return fail(error);
+    if (!prepareIo(*archives[size_t(m.spec.archive)], error)) return fail(error);
     if (!hfr::measureAtlasFill(*archives[size_t(m.spec.archive)], *strategy, runSettings(rs, m.spec), fly,
                                m.run.atlasFill, error))
       return fail(m.spec.label + ": " + error);
@@ -759,8 +787,21 @@ int runFlythroughCommand(int argc, char** argv) {
   std::vector<const hfa::ArchiveReader*> ars;
   for (const auto& a : archives) ars.push_back(a.get());
   const std::string report = outDir + "/" + name + ".md";
+  std::string ioLine;
+  if (ioMode == "warm") {
+    ioLine = "page cache warm (every payload read once before the runs: no disk in the comparison)";
+  } else {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "cold (the archive's pages dropped before every run and atlas fill; %.0f-%.0f %% "
+                  "of the file still cached after the drops)", 100 * std::min(residentMin, residentMax),
+                  100 * residentMax);
+    ioLine = buf;
+  }
+  if (ioLimitMBps > 0)
+    ioLine += "; payload reads limited to " + general3(ioLimitMBps) +
+              " MB/s (one simulated channel shared by every reader: archive/read_limit.h)";
   if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, bc1Skipped, warmupFrames,
-                   error))
+                   ioLine, error))
     return fail(error);
   if (!quiet) std::printf("hfbench flythrough: wrote %s and %s/%s\n", report.c_str(), outDir.c_str(), plotFile.c_str());
   return 0;

@@ -221,6 +221,8 @@ TEST(HfbenchFlythroughCli, BadValues) {
   for (const char* v : {"hot", "", "COLD"}) expectError(hfbench(ok + "--io '" + v + "'", dir), "--io", dir);
   for (const char* v : {"0", "-5", "fast", "inf"})
     expectError(hfbench(ok + "--io-limit '" + v + "'", dir), "--io-limit", dir);
+  expectError(hfbench(ok + "--json", dir), "--json", dir);
+  expectError(hfbench(ok + "--json " + dir / "no/such/dir/f.json", dir), "f.json", dir);
 }
 
 TEST(HfbenchFlythroughCli, BadPathFile) {
@@ -331,9 +333,18 @@ TEST(HfbenchFlythroughCli, ColdAndLimitedIoAreReported) {
   REQUIRE_SAMPLES_AND_GL();
   TempDir dir;
   const CmdResult r = hfbench("'" + kRaw + "' '" + kSample + "' --size 160x90 --frames 3 --out out --name fly "
-                              "--streams 1 --warmup-frames 0 --io cold --io-limit 200",
+                              "--streams 1 --warmup-frames 0 --io cold --io-limit 200 --json out/fly.json",
                               dir);
   ASSERT_EQ(r.status, 0) << r.err;
+  // The recorded-results JSON: one object per run with the field names.
+  const std::string js = slurp((dir.path / "out" / "fly.json").string());
+  for (const char* k : {"\"runs\": [", "\"dem\": \"fly\"", "\"io\": \"200\"", "\"io_cold\": true",
+                        "\"cache\": \"host\"", "\"strategy\": \"raw\"", "\"strategy\": \"cpu\"",
+                        "\"first_view_ms\": ", "\"fill_ms\": ", "\"missing_tiles_per_frame\": ",
+                        "\"h2d_bytes\": ", "\"payload_bytes\": ", "\"render_thread_p99_ms\": ",
+                        "\"median_frame_ms\": ", "\"max_frame_ms_after_first\": ", "\"triangles_per_frame\": "})
+    EXPECT_NE(js.find(k), std::string::npos) << k << "\n" << js;
+  EXPECT_NE(js.find("\"ratio\": 1,"), std::string::npos) << js;  // raw against itself
   const std::string md = slurp((dir.path / "out" / "fly.md").string());
   EXPECT_NE(md.find("- I/O: cold (the archive's pages dropped before every run and atlas fill;"), std::string::npos)
       << md;

@@ -97,6 +97,8 @@ TEST(FlythroughSummary, HandMadeRunExactValues) {
     f.renderCpuMs = 500;
     f.samplesToDevice = 1u << 20;
     f.compressedToDevice = 77;
+    f.bytesRead = 555;
+    f.triangles = 1000000;
     f.tilesUploaded = 9;
     f.tilesMissing = 100;
     f.updateCpuMs = 300;
@@ -114,6 +116,8 @@ TEST(FlythroughSummary, HandMadeRunExactValues) {
     f.tilesMissing = size_t(i < 10 ? 3 : 0);
     f.samplesToDevice = 1000;
     f.compressedToDevice = 10;
+    f.bytesRead = 7;
+    f.triangles = uint64_t(100 * i);  // mean 950
     run.frames.push_back(f);
   }
   const hfr::FlightSummary s = hfr::summarize(run);
@@ -132,6 +136,8 @@ TEST(FlythroughSummary, HandMadeRunExactValues) {
   EXPECT_DOUBLE_EQ(s.meanUpdateGpuMs, 9.5);  // (0 + ... + 19) / 20
   EXPECT_EQ(s.samplesToDevice, 20000u);
   EXPECT_EQ(s.compressedToDevice, 200u);
+  EXPECT_EQ(s.bytesRead, 140u);  // the fill's reads are not the flight's
+  EXPECT_DOUBLE_EQ(s.meanTriangles, 950.0);
   EXPECT_EQ(s.uploads, 10u);
   EXPECT_DOUBLE_EQ(s.meanMissing, 1.5);
 
@@ -163,7 +169,7 @@ TEST(FlythroughSummary, NoFlightFrames) {
 
 // ---- CSV ----
 
-constexpr size_t kCsvColumns = 23;
+constexpr size_t kCsvColumns = 24;
 
 TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   TempDir dir;
@@ -189,6 +195,7 @@ TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   EXPECT_EQ(header[3], "frame_ms");
   EXPECT_EQ(header[12], "tiles_drawn");
   EXPECT_EQ(header[17], "decompressed_bytes_h2d");
+  EXPECT_EQ(header[23], "payload_bytes_read");
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto c = split(rows[r], ',');
     ASSERT_EQ(c.size(), kCsvColumns) << "row " << r << ": " << rows[r];
@@ -200,6 +207,7 @@ TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
     EXPECT_EQ(c[12], std::to_string(f.tilesDrawn));
     EXPECT_EQ(c[15], std::to_string(f.triangles));
     EXPECT_EQ(c[17], std::to_string(f.samplesToDevice));
+    EXPECT_EQ(c[23], std::to_string(f.bytesRead));
   }
   // Rewriting replaces the file.
   run.frames.resize(1);

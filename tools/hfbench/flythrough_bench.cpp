@@ -1,4 +1,5 @@
 // flythrough_bench.cpp - `hfbench flythrough` (flythrough_bench.h).
+#include "json.h"
 #include "flythrough_bench.h"
 
 #include <sys/stat.h>
@@ -32,7 +33,7 @@ const char* kUsage =
     "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
     "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
     "         [--no-prefetch] [--warmup-frames N] [--repeat R] [--io warm|cold] [--io-limit MB/S]\n"
-    "         [--note TEXT] [-q]\n"
+    "         [--json FILE] [--note TEXT] [-q]\n"
     "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
     "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
     "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
@@ -56,7 +57,10 @@ const char* kUsage =
     "I/O: --io warm (default) reads every archive once before the runs, so no run touches the\n"
     "disk; --io cold drops the archives' pages (page cache and mapping) before every run and\n"
     "atlas fill. --io-limit passes every payload read through one simulated channel of MB/S\n"
-    "(10^6 bytes/s; e.g. 100 a network share, 500 a SATA SSD).\n";
+    "(10^6 bytes/s; e.g. 100 a network share, 500 a SATA SSD).\n"
+    "--json FILE also writes every run's figures as {\"runs\": [{dem, ratio, io, cache, strategy,\n"
+    "first_view_ms, fill_ms, missing_tiles_per_frame, h2d_bytes, payload_bytes, ...}]}\n"
+    "(docs/benchmarks.md).\n";
 
 struct RunSpec {
   std::string label;     // "raw", "cpu", "cuda x2", "cuda x2 rbuc"
@@ -476,9 +480,47 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
 
 }  // namespace
 
+// The runs as JSON (docs/benchmarks.md, "Recorded results"): the field names of
+// bench/results/compression/h100.json. Bytes over the fill and the flight, heights and imagery.
+std::string flythroughJson(const std::string& name, const std::string& command, const std::string& device,
+                           const std::string& note, const std::string& io, bool cold, const hfr::RenderSettings& rs,
+                           const std::vector<const hfa::ArchiveReader*>& archives, const std::vector<Measured>& runs) {
+  std::string out;
+  JsonWriter j(out);
+  j.beginObject();
+  j.field("benchmark", "flythrough").field("device", device).field("command", command).field("note", note);
+  j.field("width", rs.width).field("height", rs.height).field("tau_px", rs.tau);
+  j.key("runs").beginArray();
+  const double rawPayload = double(payloadBytes(*archives[0]));
+  for (const Measured& m : runs) {
+    uint64_t h2d = 0, payload = 0;
+    for (const hfr::FlyFrame& f : m.run.frames) {
+      h2d += f.compressedToDevice + f.samplesToDevice + f.colourBytesToDevice;
+      payload += f.bytesRead + f.colourBytesRead;
+    }
+    const double own = double(payloadBytes(*archives[size_t(m.spec.archive)]));
+    j.beginObject();
+    j.field("dem", name).field("ratio", own > 0 ? rawPayload / own : 0.0).field("io", io).field("io_cold", cold);
+    j.field("cache", "host").field("strategy", m.spec.label).field("strategy_run", m.name);
+    j.field("first_view_ms", m.run.fill.ms).field("fill_ms", m.run.atlasFill.ms);
+    j.field("missing_tiles_per_frame", m.sum.meanMissing);
+    j.field("h2d_bytes", h2d).field("payload_bytes", payload);
+    j.field("render_thread_median_ms", m.sum.medianRenderCpuMs).field("render_thread_p99_ms", m.sum.p99RenderCpuMs);
+    j.field("median_frame_ms", m.sum.medianMs).field("max_frame_ms_after_first", m.sum.maxAfterFirstMs);
+    j.field("triangles_per_frame", m.sum.meanTriangles);
+    j.field("triangles_per_pixel", m.sum.meanTriangles / double(std::max(1, rs.width * rs.height)));
+    j.field("frames", m.sum.frames);
+    j.endObject();
+  }
+  j.endArray();
+  j.endObject();
+  out += "\n";
+  return out;
+}
+
 int runFlythroughCommand(int argc, char** argv) {
   std::vector<std::string> inputs;
-  std::string rbucPath, bc1Path, outDir = ".", name, pathArg = "diagonal", note;
+  std::string rbucPath, bc1Path, outDir = ".", name, pathArg = "diagonal", note, jsonPath;
   std::vector<int> streams{1, 2, 4};
   hfr::RenderSettings rs;
   rs.width = 1920;
@@ -517,10 +559,11 @@ int runFlythroughCommand(int argc, char** argv) {
       if (end == v || *end || n < lo || n > hi)
         return fail(a + " wants " + std::to_string(lo) + ".." + std::to_string(hi) + ", got '" + v + "'");
       (a == "--repeat" ? repeats : warmupFrames) = int(n);
-    } else if (a == "--rbuc" || a == "--bc1" || a == "--out" || a == "--name" || a == "--path" || a == "--note") {
+    } else if (a == "--rbuc" || a == "--bc1" || a == "--out" || a == "--name" || a == "--path" || a == "--note" ||
+               a == "--json") {
       if (!(v = value())) return fail(a + " needs a value");
       (a == "--rbuc" ? rbucPath : a == "--bc1" ? bc1Path : a == "--out" ? outDir : a == "--name" ? name
-       : a == "--path" ? pathArg : note) = v;
+       : a == "--path" ? pathArg : a == "--json" ? jsonPath : note) = v;
     } else if (a == "--streams") {
       if (!(v = value()) || !parseIntList(v, streams)) return fail("--streams wants K[,K...] with 1 <= K <= 64");
     } else if (a == "--frames") {
@@ -555,6 +598,13 @@ int runFlythroughCommand(int argc, char** argv) {
   }
   if (inputs.size() != 2)
     return fail("flythrough needs RAW.hfa and HFPAC.hfa (hfbench flythrough --help)");
+  if (!jsonPath.empty() && jsonPath != "-") {  // fail now, not after the runs
+    const std::string probe = jsonPath + ".tmp";
+    std::FILE* f = std::fopen(probe.c_str(), "wb");
+    if (!f) return fail("cannot write " + probe + ": " + std::strerror(errno));
+    std::fclose(f);
+    std::remove(probe.c_str());
+  }
   if (name.empty()) name = baseName(inputs[1]);
   if (pathArg != "diagonal") {
     std::string error;
@@ -803,6 +853,11 @@ int runFlythroughCommand(int argc, char** argv) {
   if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, bc1Skipped, warmupFrames,
                    ioLine, error))
     return fail(error);
+  if (!jsonPath.empty()) {
+    const std::string io = ioLimitMBps > 0 ? general3(ioLimitMBps) : ioMode;
+    const std::string json = flythroughJson(name, command, device, note, io, ioMode == "cold", rs, ars, runs);
+    if (!writeReportFile(jsonPath, json, error)) return fail(error);
+  }
   if (!quiet) std::printf("hfbench flythrough: wrote %s and %s/%s\n", report.c_str(), outDir.c_str(), plotFile.c_str());
   return 0;
 }

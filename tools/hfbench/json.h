@@ -11,7 +11,10 @@
 #include <cassert>
 #include <charconv>
 #include <cmath>
+#include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -191,5 +194,29 @@ class JsonWriter {
   std::vector<Level> stack_;
   bool after_key_ = false;
 };
+
+// Writes a report to `path` ("-": stdout) through "<path>.tmp" renamed into place, so a reader never
+// sees half a report. False with a one-line error.
+inline bool writeReportFile(const std::string& path, const std::string& text, std::string& error) {
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  }
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    error = "cannot write " + tmp + ": " + std::strerror(errno);
+    return false;
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    error = "cannot write " + path + ": " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
 
 }  // namespace hfbench

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "json.h"
 #include "codec_bench.h"
 #include "demio/hfr.h"
 #include "host.h"
@@ -68,29 +69,6 @@ bool parseDouble(const std::string& text, double& value) {
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || *end != '\0' || !(v > 0) || v == HUGE_VAL) return false;
   value = v;
-  return true;
-}
-
-bool writeFile(const std::string& path, const std::string& text, std::string& error) {
-  if (path == "-") {
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return true;
-  }
-  // Write next to the target and rename, so a reader never sees half a report.
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    error = "cannot write " + tmp + ": " + std::strerror(errno);
-    return false;
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot write " + path + ": " + std::strerror(errno);
-    std::remove(tmp.c_str());
-    return false;
-  }
   return true;
 }
 
@@ -242,7 +220,7 @@ int runCodec(int argc, char** argv) {
 
   const std::string json = hfbench::codecJson(host, options, threads_used, results);
   std::string error;
-  if (!writeFile(json_path, json, error)) {
+  if (!hfbench::writeReportFile(json_path, json, error)) {
     std::fprintf(stderr, "Error: %s\n", error.c_str());
     failed = true;
   }
@@ -400,7 +378,7 @@ int runImagery(int argc, char** argv) {
 
   const std::string json = hfbench::imageryJson(host, command, options, threads_used, results);
   std::string error;
-  if (!writeFile(json_path, json, error)) {
+  if (!hfbench::writeReportFile(json_path, json, error)) {
     std::fprintf(stderr, "Error: %s\n", error.c_str());
     failed = true;
   }

@@ -50,6 +50,7 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.triangles = st.triangles;
   f.compressedToDevice = st.compressedToDevice;
   f.samplesToDevice = st.samplesToDevice;
+  f.bytesRead = st.bytesStreamed;
   f.colourUploaded = st.colourUploads;
   f.colourMissing = st.colourMissing;
   f.colourBytesRead = st.colourBytesStreamed;
@@ -121,6 +122,7 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
   fill.tiles = after.delivered - before.delivered;
   fill.compressedToDevice = after.compressedToDevice - before.compressedToDevice;
   fill.samplesToDevice = after.samplesToDevice - before.samplesToDevice;
+  fill.bytesRead = after.bytesRead - before.bytesRead;
   return true;
 }
 
@@ -200,6 +202,7 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
   run.fill.tiles = afterFill.delivered - before.delivered;
   run.fill.compressedToDevice = afterFill.compressedToDevice - before.compressedToDevice;
   run.fill.samplesToDevice = afterFill.samplesToDevice - before.samplesToDevice;
+  run.fill.bytesRead = afterFill.bytesRead - before.bytesRead;
 
   // 2. The flight at a fixed simulated time step. The atlas figures come from the last frame
   // (no streaming step after it: every tile uploaded during the run is in a frame's record).
@@ -232,6 +235,8 @@ FlightSummary summarize(const FlythroughRun& run) {
     missing += double(f.tilesMissing);
     s.compressedToDevice += f.compressedToDevice;
     s.samplesToDevice += f.samplesToDevice;
+    s.bytesRead += f.bytesRead;
+    s.meanTriangles += double(f.triangles);
     s.uploads += f.tilesUploaded;
     colourMissing += double(f.colourMissing);
     if (f.index > 0) s.maxColourMissingAfterFirst = std::max(s.maxColourMissingAfterFirst, f.colourMissing);
@@ -255,6 +260,7 @@ FlightSummary summarize(const FlythroughRun& run) {
   s.medianSelectMs = percentile(sel, 50);
   s.medianDrawGpuMs = percentile(draw, 50);
   s.meanMissing = missing / n;
+  s.meanTriangles /= n;
   s.meanColourMissing = colourMissing / n;
   s.medianColourCpuMs = percentile(colourCpu, 50);
   s.p99ColourCpuMs = percentile(colourCpu, 99);
@@ -272,17 +278,18 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
                "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
                "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
-               "imagery_bytes_h2d,imagery_cpu_ms\n");
+               "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read\n");
   for (const FlyFrame& r : run.frames)
     std::fprintf(f.get(),
                  "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu,"
-                 "%zu,%zu,%llu,%llu,%.4f\n",
+                 "%zu,%zu,%llu,%llu,%.4f,%llu\n",
                  r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
                  r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
                  r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
                  (unsigned long long)r.triangles, (unsigned long long)r.compressedToDevice,
                  (unsigned long long)r.samplesToDevice, r.colourUploaded, r.colourMissing,
-                 (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice, r.colourCpuMs);
+                 (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice, r.colourCpuMs,
+                 (unsigned long long)r.bytesRead);
   if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
     error = "writing " + path + " failed";
     return false;

@@ -55,6 +55,7 @@ struct FlyFrame {
   size_t tilesMissing = 0;  // wanted by the camera, not resident (drawn from an ancestor)
   uint64_t triangles = 0;
   uint64_t compressedToDevice = 0, samplesToDevice = 0;  // host->device bytes this frame
+  uint64_t bytesRead = 0;  // height payload bytes the strategy read from the archive this frame
   // Imagery (0 without): tiles uploaded, wanted but not resident, archive bytes read and
   // texture bytes sent to the GPU this frame (BC1 or RGBA8 mips).
   size_t colourUploaded = 0, colourMissing = 0;
@@ -67,6 +68,7 @@ struct FillResult {
   int frames = 0;
   size_t tiles = 0;  // tiles delivered into the atlas during the fill
   uint64_t compressedToDevice = 0, samplesToDevice = 0;
+  uint64_t bytesRead = 0;  // height payload bytes read from the archive during the fill
   size_t colourTiles = 0;  // imagery tiles uploaded during the fill
   uint64_t colourBytesToDevice = 0;
 };
@@ -107,6 +109,8 @@ struct FlightSummary {
   double medianRenderCpuMs = 0, p99RenderCpuMs = 0;
   double medianSelectMs = 0, medianDrawGpuMs = 0;
   uint64_t compressedToDevice = 0, samplesToDevice = 0;  // bytes over the whole flight
+  uint64_t bytesRead = 0;  // height payload bytes read over the flight
+  double meanTriangles = 0;  // per flight frame
   size_t uploads = 0;
   double meanMissing = 0;  // tiles wanted but not resident, per frame
   // Imagery: uploads, bytes read / to the device over the flight, missing tiles per frame (mean,

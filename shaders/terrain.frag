@@ -13,6 +13,7 @@ uniform int uWire;       // 1: wireframe line pass
 uniform vec3 uFogColor;
 uniform float uFogDistance;  // 0: no fog
 uniform vec3 uLightDir;  // towards the light, normalised
+uniform vec4 uExtent;    // the DEM's world extent: x0, y0, x1, y1 (beyond it: pyramid padding)
 
 // Imagery (render/stream/colour.h): the colour atlas (one tile per layer, mips inside) and
 // per drawn tile an n x n grid of cells, each (layer or -1, scale, offset u, offset v).
@@ -85,6 +86,9 @@ vec4 imageryAt(TileRecord r, vec2 u, vec2 dudx, vec2 dudy) {
 }
 
 void main() {
+  // Tiles at the east and south edges extend past the DEM (the pyramid pads them with repeated
+  // edge samples): that padding is not terrain.
+  if (any(lessThan(vWorld.xy, uExtent.xy)) || any(greaterThan(vWorld.xy, uExtent.zw))) discard;
   if (uWire == 1) {
     oColor = vec4(0.04, 0.04, 0.05, 0.45);  // blended over the shading
     return;

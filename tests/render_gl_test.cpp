@@ -202,8 +202,37 @@ std::vector<uint8_t> footprint(const hfr::Renderer& r, const hfr::Camera& cam, i
   return mask;
 }
 
+// Pixels whose ray passes beside the DEM's extent (a 1 % margin) on the same side at its lowest
+// and highest height: no terrain may be drawn there (the pyramid's padding beyond the DEM is
+// not terrain). Empty when the camera is not above the terrain.
+std::vector<uint8_t> outsideExtent(const hfr::Renderer& r, const hfr::Camera& cam, int w, int h) {
+  std::vector<uint8_t> mask(size_t(w) * size_t(h), 0);
+  double minZ = 0, maxZ = 0, ex = 0, ey = 0;
+  r.terrainBox(minZ, maxZ, ex, ey);
+  if (!(cam.z > maxZ + 1)) return mask;
+  const auto vp = cam.viewProj(double(w) / h, 1.0, 1e7);
+  const double mx = 0.01 * ex, my = 0.01 * ey;
+  for (int iy = 0; iy < h; ++iy)
+    for (int ix = 0; ix < w; ++ix) {
+      const double nx = 2.0 * (ix + 0.5) / w - 1.0, ny = 1.0 - 2.0 * (iy + 0.5) / h;
+      std::array<double, 3> a{}, b{};
+      if (!hfr::unproject(vp, nx, ny, -1.0, a) || !hfr::unproject(vp, nx, ny, 1.0, b)) continue;
+      const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+      if (!(dz < 0)) continue;
+      int sides = 0xF;  // west, east, south, north: outside on that side at both heights
+      for (double z : {maxZ, minZ}) {
+        const double t = (z - a[2]) / dz, x = a[0] + t * dx, y = a[1] + t * dy;
+        if (!(t >= 0)) sides = 0;
+        sides &= (x < -mx ? 1 : 0) | (x > ex + mx ? 2 : 0) | (y < -my ? 4 : 0) | (y > ey + my ? 8 : 0);
+      }
+      mask[size_t(iy) * size_t(w) + size_t(ix)] = sides != 0;
+    }
+  return mask;
+}
+
 // The crack checks of one image: no background pixel enclosed by terrain, none inside the
-// terrain's footprint. Returns the background pixel count; `inFootprint`: the footprint's size.
+// terrain's footprint, no terrain beside the DEM's extent. Returns the background pixel count;
+// `inFootprint`: the footprint's size.
 size_t expectNoHoles(const Shot& s, const hfr::Renderer& r, const hfr::Camera& cam,
                      size_t* inFootprint = nullptr) {
   size_t bg = 0;
@@ -213,6 +242,12 @@ size_t expectNoHoles(const Shot& s, const hfr::Renderer& r, const hfr::Camera& c
   for (size_t i = 0; i < fp.size(); ++i)
     if (fp[i]) ++n, holes += isBackground(s.px, i);
   EXPECT_EQ(holes, 0u) << "background pixels inside the terrain footprint of " << n;
+  const std::vector<uint8_t> out = outsideExtent(r, cam, s.w, s.h);
+  size_t beside = 0, outside = 0;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i]) ++outside, beside += !isBackground(s.px, i);
+  EXPECT_EQ(beside, 0u) << "terrain drawn beside the DEM's extent (pyramid padding) in " << beside << " of "
+                        << outside << " pixels";
   if (inFootprint) *inFootprint = n;
   return bg;
 }

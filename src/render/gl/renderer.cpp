@@ -117,7 +117,7 @@ struct Renderer::Impl final : TileSink {
   GLuint indirect = 0, records = 0, program = 0, fbo = 0, colorRb = 0, depthRb = 0;
   size_t maxDraws = 0;
   GLint uViewProj = -1, uEye = -1, uHeight = -1, uAtlas = -1, uView = -1, uWire = -1,
-        uFogColor = -1, uFogDistance = -1, uLightDir = -1;
+        uFogColor = -1, uFogDistance = -1, uLightDir = -1, uExtent = -1;
   std::string fboError;
   std::vector<std::string> notes;  // create()'s notes (Renderer::notes)
   std::vector<DrawTile> drawn;     // the last frame's drawn tiles (Renderer::lastDrawn)
@@ -476,6 +476,7 @@ bool Renderer::Impl::init(std::string& error) {
   uFogColor = glGetUniformLocation(program, "uFogColor");
   uFogDistance = glGetUniformLocation(program, "uFogDistance");
   uLightDir = glGetUniformLocation(program, "uLightDir");
+  uExtent = glGetUniformLocation(program, "uExtent");
   uColour = glGetUniformLocation(program, "uColour");
   uColourTile = glGetUniformLocation(program, "uColourTile");
 
@@ -921,6 +922,10 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
               float(settings.verticalExaggeration),
               h.sampleType == hfpac::SampleType::Int16 ? 1.0f : 0.0f);
   glUniform1i(uAtlas, 0);
+  // The DEM's own extent (sample centres 0 .. W-1, 0 .. H-1): the pyramid's padding beyond it
+  // (edge samples repeated to whole tiles) is not drawn.
+  const double tol = 1e-4 * std::max(std::fabs(pyramid.spacingX), std::fabs(pyramid.spacingY));
+  glUniform4f(uExtent, float(-tol), float(-tol), float(extentX + tol), float(extentY + tol));
   glUniform1i(uView, int(settings.view));
   glUniform3f(uFogColor, 0.72f, 0.80f, 0.88f);
   glUniform1f(uFogDistance,

@@ -598,13 +598,6 @@ int runFlythroughCommand(int argc, char** argv) {
   }
   if (inputs.size() != 2)
     return fail("flythrough needs RAW.hfa and HFPAC.hfa (hfbench flythrough --help)");
-  if (!jsonPath.empty() && jsonPath != "-") {  // fail now, not after the runs
-    const std::string probe = jsonPath + ".tmp";
-    std::FILE* f = std::fopen(probe.c_str(), "wb");
-    if (!f) return fail("cannot write " + probe + ": " + std::strerror(errno));
-    std::fclose(f);
-    std::remove(probe.c_str());
-  }
   if (name.empty()) name = baseName(inputs[1]);
   if (pathArg != "diagonal") {
     std::string error;
@@ -688,6 +681,13 @@ int runFlythroughCommand(int argc, char** argv) {
     struct stat st{};
     if (::stat(outDir.c_str(), &st) != 0 && ::mkdir(outDir.c_str(), 0777) != 0)
       return fail("cannot create " + outDir + ": " + std::strerror(errno));
+  }
+  if (!jsonPath.empty() && jsonPath != "-") {  // fail now, not after the runs (--out exists by now)
+    const std::string probe = jsonPath + ".tmp";
+    std::FILE* f = std::fopen(probe.c_str(), "wb");
+    if (!f) return fail("cannot write " + probe + ": " + std::strerror(errno));
+    std::fclose(f);
+    std::remove(probe.c_str());
   }
 
   std::vector<RunSpec> specs;

@@ -271,6 +271,8 @@ class ArchiveReader {
   // (madvise MADV_DONTNEED + posix_fadvise POSIX_FADV_DONTNEED), so that the next payload reads
   // come from the disk. Best effort: a file system that keeps files in memory (tmpfs) keeps
   // them; residentFraction() tells. False with an error only when the file cannot be reopened.
+  // Payload pointers stay valid (the pages are read again on access); call it while no other
+  // thread reads, or those reads simply go to the disk.
   bool dropPageCache(std::string& error) const;
   // Share of the file's pages in the page cache now (mincore), 0..1; -1 when unknown.
   double residentFraction() const;

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <vector>
 
+#include "render/stream/compressed_cache.h"
 #include "render/stream/request.h"
 #include "render/stream/stream.h"
 
@@ -282,3 +284,139 @@ TEST(RequestPlanner, PrefetchLoadsTheTilesAheadOfAFlightBeforeTheyAreWanted) {
 
 }  // namespace
 
+
+// ---- CompressedCache (the VRAM cache's byte pool) ----
+
+namespace {
+// Every entry inside the pool, none overlapping, used bytes = their sum, and the free space
+// (capacity - used) at least the largest free range.
+void expectConsistent(const hfr::CompressedCache& c, const std::map<size_t, std::pair<uint64_t, uint64_t>>& live) {
+  uint64_t sum = 0, end = 0;
+  for (const auto& [offset, e] : [&] {
+         std::map<uint64_t, std::pair<size_t, uint64_t>> byOffset;
+         for (const auto& [k, v] : live) byOffset[v.first] = {k, v.second};
+         return byOffset;
+       }()) {
+    EXPECT_GE(offset, end) << "entry " << e.first << " overlaps the one before";
+    end = offset + e.second;
+    sum += e.second;
+  }
+  EXPECT_LE(end, c.capacity());
+  EXPECT_EQ(c.usedBytes(), sum);
+  EXPECT_EQ(c.size(), live.size());
+  EXPECT_LE(c.largestFree(), c.capacity() - c.usedBytes());
+}
+}  // namespace
+
+TEST(CompressedCache, LeastRecentlyUsedGoesFirst) {
+  hfr::CompressedCache c(1000, 1);
+  EXPECT_EQ(c.insert(1, 300), 0);
+  EXPECT_EQ(c.insert(2, 300), 300);
+  EXPECT_EQ(c.insert(3, 300), 600);
+  EXPECT_EQ(c.find(1), 0);  // 1 is now the most recent: 2 is the oldest
+  std::vector<size_t> out;
+  EXPECT_EQ(c.insert(4, 300), 300);  // needs 300: only 100 free, so 2 goes
+  EXPECT_EQ(c.insert(5, 50, &out), 900);
+  EXPECT_TRUE(out.empty());
+  EXPECT_FALSE(c.contains(2));
+  EXPECT_EQ(c.find(2), -1);
+  EXPECT_EQ(c.usedBytes(), 950u);
+  EXPECT_EQ(c.stats().hits, 1u);
+  EXPECT_EQ(c.stats().misses, 1u);
+  EXPECT_EQ(c.stats().evicted, 1u);
+  // Larger than the pool: refused, nothing evicted.
+  EXPECT_EQ(c.insert(6, 1001, &out), -1);
+  EXPECT_TRUE(out.empty());
+  EXPECT_EQ(c.size(), 4u);
+  // Already cached: refused.
+  EXPECT_EQ(c.insert(1, 10), -1);
+  EXPECT_EQ(c.stats().rejected, 2u);
+}
+
+TEST(CompressedCache, FreedNeighboursCoalesceAndAlignmentRounds) {
+  hfr::CompressedCache c(4096, 256);
+  EXPECT_EQ(c.insert(1, 1), 0);      // one 256-byte unit
+  EXPECT_EQ(c.insert(2, 257), 256);  // two units
+  EXPECT_EQ(c.insert(3, 256), 768);
+  EXPECT_EQ(c.usedBytes(), 1024u);
+  c.erase(1);
+  c.erase(2);  // 0 .. 768 free again, merged with nothing after it (3 sits at 768)
+  EXPECT_EQ(c.insert(4, 700), 0);  // fits only because 0..256 and 256..768 merged
+  c.erase(3);
+  c.erase(4);
+  EXPECT_EQ(c.largestFree(), 4096u);  // everything merged back into one range
+  EXPECT_EQ(c.usedBytes(), 0u);
+  hfr::CompressedCache odd(1000, 256);  // whole units only
+  EXPECT_EQ(odd.capacity(), 768u);
+}
+
+TEST(CompressedCache, PinnedEntriesAreNeverEvicted) {
+  hfr::CompressedCache c(300, 1);
+  ASSERT_EQ(c.insert(1, 100), 0);
+  ASSERT_EQ(c.insert(2, 100), 100);
+  ASSERT_EQ(c.insert(3, 100), 200);
+  c.pin(1);
+  c.pin(1);  // counted
+  c.pin(2);
+  std::vector<size_t> out;
+  EXPECT_EQ(c.insert(4, 100, &out), 200);  // 1 and 2 are pinned: 3 goes although more recent
+  EXPECT_EQ(out, std::vector<size_t>{3});
+  out.clear();
+  EXPECT_EQ(c.insert(5, 100, &out), 200);  // again the only unpinned entry (4) goes
+  EXPECT_EQ(out, std::vector<size_t>{4});
+  c.unpin(1);
+  out.clear();
+  EXPECT_EQ(c.insert(6, 200, &out), -1);  // 1 still pinned once, 2 pinned: no 200-byte range
+  EXPECT_EQ(out, std::vector<size_t>{5});   // (5 was evicted trying)
+  c.unpin(1);
+  c.unpin(2);
+  c.unpin(9);  // unknown keys are ignored
+  out.clear();
+  EXPECT_EQ(c.insert(7, 300, &out), 0);  // 1 and 2 go, their ranges merge with the free one
+  EXPECT_EQ(out, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(c.usedBytes(), 300u);
+}
+
+TEST(CompressedCache, RandomUseStaysConsistent) {
+  hfr::CompressedCache c(64 * 1024, 64);
+  std::map<size_t, std::pair<uint64_t, uint64_t>> live;  // key -> (offset, aligned bytes)
+  std::set<size_t> pinned;
+  uint64_t seed = 7;
+  auto next = [&] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return seed >> 33;
+  };
+  for (int i = 0; i < 20000; ++i) {
+    const size_t key = size_t(next() % 200);
+    const uint64_t op = next() % 10;
+    if (op < 5) {
+      const uint64_t bytes = 1 + next() % 9000;
+      std::vector<size_t> out;
+      const bool had = c.contains(key);
+      const int64_t at = c.insert(key, bytes, &out);
+      for (size_t k : out) {
+        EXPECT_EQ(pinned.count(k), 0u) << "a pinned entry was evicted";
+        live.erase(k);
+      }
+      if (had) {
+        EXPECT_EQ(at, -1);
+      } else if (at >= 0) {
+        EXPECT_EQ(at % 64, 0);
+        live[key] = {uint64_t(at), (bytes + 63) / 64 * 64};
+      }
+    } else if (op < 7) {
+      const int64_t at = c.find(key);
+      EXPECT_EQ(at, live.count(key) ? int64_t(live[key].first) : -1);
+    } else if (op < 8) {
+      if (c.contains(key) && pinned.size() < 5) c.pin(key), pinned.insert(key);
+    } else if (op < 9) {
+      if (pinned.count(key)) c.unpin(key), pinned.erase(key);
+    } else if (!pinned.count(key)) {
+      c.erase(key);
+      live.erase(key);
+    }
+    if (i % 500 == 0) expectConsistent(c, live);
+  }
+  expectConsistent(c, live);
+  EXPECT_GT(c.stats().evicted, 100u);  // the pool was really under pressure
+}

@@ -18,10 +18,17 @@ float sampleToHeight(uint s) {
   return uHeight.y + uHeight.x * v;  // metres, before exaggeration
 }
 
-// Height (metres, before exaggeration) of tile-local sample p, clamped to the tile.
-float tileHeight(TileRecord r, ivec2 p) {
+uniform vec4 uNodata;  // x: 1 when the archive keeps nodata samples (--nodata keep), y: their value
+
+bool isNodata(uint s) { return uNodata.x > 0.5 && s == uint(uNodata.y); }
+
+// The stored sample at tile-local p, clamped to the tile.
+uint tileSample(TileRecord r, ivec2 p) {
   int n = int(r.atlas.w);
   p = clamp(p, ivec2(0), ivec2(n));
-  uint s = texelFetch(uAtlas, ivec3(ivec2(r.atlas.xy) + p, int(r.atlas.z)), 0).r;
-  return sampleToHeight(s);
+  return texelFetch(uAtlas, ivec3(ivec2(r.atlas.xy) + p, int(r.atlas.z)), 0).r;
 }
+
+// Height (metres, before exaggeration) of tile-local sample p, clamped to the tile. A nodata
+// sample has no height: callers check isNodata(tileSample(...)) where it matters.
+float tileHeight(TileRecord r, ivec2 p) { return sampleToHeight(tileSample(r, p)); }

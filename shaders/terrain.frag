@@ -5,6 +5,7 @@
 
 in vec3 vWorld;
 in vec2 vLocal;
+in float vValid;  // < 1 inside a triangle with a nodata corner
 flat in uint vDraw;
 
 uniform vec3 uEye;
@@ -27,13 +28,19 @@ layout(location = 0) out vec4 oColor;
 // central differences inside the tile, one-sided on its border. p is clamped first: normalAt
 // asks for p + 1 = n + 1 where a fragment lies exactly on the tile's far edge (weight 0 there,
 // but 0 / 0 = NaN times 0 is still NaN: black pixels along tile edges).
+// Height at q for a gradient around p: a nodata neighbour counts as level with p.
+float gradientHeight(TileRecord r, ivec2 q, ivec2 p) {
+  uint s = tileSample(r, q);
+  return isNodata(s) ? tileHeight(r, p) : sampleToHeight(s);
+}
+
 vec2 gradientAt(TileRecord r, ivec2 p) {
   int n = int(r.atlas.w);
   p = clamp(p, ivec2(0), ivec2(n));
   ivec2 a = max(p - 1, ivec2(0)), b = min(p + 1, ivec2(n));
-  float gx = (tileHeight(r, ivec2(b.x, p.y)) - tileHeight(r, ivec2(a.x, p.y))) /
+  float gx = (gradientHeight(r, ivec2(b.x, p.y), p) - gradientHeight(r, ivec2(a.x, p.y), p)) /
              (float(b.x - a.x) * r.world.z);
-  float gy = (tileHeight(r, ivec2(p.x, b.y)) - tileHeight(r, ivec2(p.x, a.y))) /
+  float gy = (gradientHeight(r, ivec2(p.x, b.y), p) - gradientHeight(r, ivec2(p.x, a.y), p)) /
              (float(b.y - a.y) * r.world.w);
   return vec2(gx, gy);
 }
@@ -89,6 +96,8 @@ void main() {
   // Tiles at the east and south edges extend past the DEM (the pyramid pads them with repeated
   // edge samples): that padding is not terrain.
   if (any(lessThan(vWorld.xy, uExtent.xy)) || any(greaterThan(vWorld.xy, uExtent.zw))) discard;
+  // Nodata (--nodata keep) is a hole: the background shows through, never a pit.
+  if (vValid < 0.999) discard;
   if (uWire == 1) {
     oColor = vec4(0.04, 0.04, 0.05, 0.45);  // blended over the shading
     return;

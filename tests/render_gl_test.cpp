@@ -678,6 +678,35 @@ TEST(RenderGlDem, SrtmCoastCrackFreeAndWithinTau) {
   crackFreeAndWithinTau(kSrtmCoast);
 }
 
+// --nodata keep: void samples keep the nodata value (-32768 here). The renderer draws them as
+// holes (background), never as pits to -32768 m; the same DEM with --nodata fill is solid.
+TEST(RenderGlDem, KeptNodataIsAHoleNotAPit) {
+  REQUIRE_GL();
+  size_t background[2] = {0, 0};
+  for (int keep = 0; keep < 2; ++keep) {
+    std::string skip;
+    const std::string path =
+        packDem(Dem{"mt_rainier_90m.tif", keep ? "--nodata keep" : "--nodata fill", 1.0}, skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    ASSERT_FALSE(path.empty());
+    Scene sc;
+    ASSERT_EQ(openScene(sc, path), "");
+    ASSERT_EQ((sc.archive.header().flags & hfa::kFlagNodataKept) != 0, keep == 1);
+    hfr::Renderer& r = *sc.renderer;
+    const hfr::Camera top = sceneCameras(r)[0].second;  // straight down, all terrain
+    const Shot s = render(r, top, 1.0);
+    EXPECT_TRUE(s.settled);
+    for (size_t i = 0; i < s.px.size() / 4; ++i) background[keep] += isBackground(s.px, i);
+    EXPECT_EQ(blackPixels(s.px), 0u);
+    dumpOnFailure(s, keep ? "nodata_keep" : "nodata_fill");
+    std::error_code ec;
+    fs::remove(path, ec);
+  }
+  EXPECT_EQ(background[0], 0u) << "the filled DEM does not cover the top view";
+  EXPECT_GT(background[1], 20u) << "no holes where the kept nodata samples are";
+  EXPECT_LT(background[1], size_t(kW) * kH / 10) << "far more holes than nodata samples";
+}
+
 // ---- Every shared DEM (labels "slow" and "render": its own ctest registration) ----
 //
 // Every DEM in HF_SHARED_DEM_DIR (the extensions tests/realdem_test.cpp reads, plus the sierra

@@ -117,7 +117,7 @@ struct Renderer::Impl final : TileSink {
   GLuint indirect = 0, records = 0, program = 0, fbo = 0, colorRb = 0, depthRb = 0;
   size_t maxDraws = 0;
   GLint uViewProj = -1, uEye = -1, uHeight = -1, uAtlas = -1, uView = -1, uWire = -1,
-        uFogColor = -1, uFogDistance = -1, uLightDir = -1, uExtent = -1;
+        uFogColor = -1, uFogDistance = -1, uLightDir = -1, uExtent = -1, uNodata = -1;
   std::string fboError;
   std::vector<std::string> notes;  // create()'s notes (Renderer::notes)
   std::vector<DrawTile> drawn;     // the last frame's drawn tiles (Renderer::lastDrawn)
@@ -477,6 +477,7 @@ bool Renderer::Impl::init(std::string& error) {
   uFogDistance = glGetUniformLocation(program, "uFogDistance");
   uLightDir = glGetUniformLocation(program, "uLightDir");
   uExtent = glGetUniformLocation(program, "uExtent");
+  uNodata = glGetUniformLocation(program, "uNodata");
   uColour = glGetUniformLocation(program, "uColour");
   uColourTile = glGetUniformLocation(program, "uColourTile");
 
@@ -926,6 +927,8 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   // (edge samples repeated to whole tiles) is not drawn.
   const double tol = 1e-4 * std::max(std::fabs(pyramid.spacingX), std::fabs(pyramid.spacingY));
   glUniform4f(uExtent, float(-tol), float(-tol), float(extentX + tol), float(extentY + tol));
+  // Kept nodata samples are holes (terrain.vert / .frag); filled ones are ordinary heights.
+  glUniform4f(uNodata, (h.flags & hfa::kFlagNodataKept) ? 1.0f : 0.0f, float(h.nodata), 0.0f, 0.0f);
   glUniform1i(uView, int(settings.view));
   glUniform3f(uFogColor, 0.72f, 0.80f, 0.88f);
   glUniform1f(uFogDistance,

@@ -7,7 +7,8 @@
 #   ARCHIVE_DIR  NAME.hfa + NAME_raw.hfa (+ NAME_rbuc.hfa) per DEM, as bench/flythrough.sh makes
 #                them (default build/flythrough; run that first to pack what is missing)
 #   OUT_DIR      results (default bench/results/compression): NAME-<io>/ (the flythrough reports),
-#                NAME-<io>.json, and results.json + README-table.md from the merge
+#                NAME-<io>.json, and results.json + README-table.md + NAME-fill-vs-bandwidth.svg
+#                from the merge
 # Environment:
 #   HF_BIN       folder holding hfbench (default build/release/tools/hfbench)
 #   COMP_DEMS    names (default: every NAME with NAME.hfa and NAME_raw.hfa in ARCHIVE_DIR)
@@ -62,6 +63,6 @@ done
 ((${#jsons[@]})) || exit 1
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 python3 bench/compression_report.py --note "${COMP_NOTE:-}" --commit "$commit" --command "bench/compression.sh $*" \
-  -o "$OUT/results.json" --table "$OUT/README-table.md" "${jsons[@]}" || failed=1
+  -o "$OUT/results.json" --table "$OUT/README-table.md" --plot "$OUT" "${jsons[@]}" || failed=1
 log "wrote $OUT/results.json and $OUT/README-table.md ($([[ $failed == 0 ]] && echo OK || echo 'with failures'))"
 exit $failed

@@ -4,11 +4,76 @@ into one results file (bench/results/compression/<device>.json: device, commit, 
 and a Markdown table per DEM and I/O condition with issue 13's ratios and target verdicts.
 
 usage: compression_report.py [--note TEXT] [--commit C] [--command TEXT] -o RESULTS.json
-                             [--table TABLE.md] RUN.json...
+                             [--table TABLE.md] [--plot DIR] RUN.json...
+--plot DIR writes DIR/<dem>-fill-vs-bandwidth.svg per DEM: the first complete view against the
+read bandwidth (log scale; "cold" unlimited and "warm" page cache to the right), one line per
+strategy (plain SVG, no plotting library needed).
 """
 import argparse
 import json
+import math
+import os
 import sys
+
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+
+
+def io_x(io):
+    """Position on the bandwidth axis: MB/s as given, cold = 10 x the largest limit, warm = 100 x."""
+    if io == "warm":
+        return None, "warm"
+    if io == "cold":
+        return None, "cold"
+    return float(io), f"{io} MB/s"
+
+
+def plot_svg(dem, runs, path):
+    """First complete view (ms) against read bandwidth, one polyline per strategy."""
+    rs = [r for r in runs if r["dem"] == dem]
+    limits = sorted({float(r["io"]) for r in rs if r["io"] not in ("warm", "cold")})
+    top = limits[-1] if limits else 1000.0
+    # Columns: every limit on a log scale, then cold (unlimited disk), then warm (page cache).
+    def xval(io):
+        if io == "cold":
+            return top * 4
+        if io == "warm":
+            return top * 16
+        return float(io)
+    ios = sorted({r["io"] for r in rs}, key=xval)
+    strategies = []
+    for r in rs:
+        if r["strategy"] not in strategies:
+            strategies.append(r["strategy"])
+    w, h, ml, mr, mt, mb = 760, 420, 70, 170, 40, 50
+    lo, hi = math.log10(min(xval(io) for io in ios)), math.log10(max(xval(io) for io in ios))
+    ymax = max(r["first_view_ms"] for r in rs) * 1.1 or 1.0
+    X = lambda io: ml + (w - ml - mr) * ((math.log10(xval(io)) - lo) / (hi - lo) if hi > lo else 0.5)
+    Y = lambda v: h - mb - (h - mt - mb) * v / ymax
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{w / 2}" y="20" text-anchor="middle" font-size="14">{dem}: first complete view vs read bandwidth</text>',
+           f'<line x1="{ml}" y1="{h - mb}" x2="{w - mr}" y2="{h - mb}" stroke="black"/>',
+           f'<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{h - mb}" stroke="black"/>',
+           f'<text x="{(ml + w - mr) / 2}" y="{h - 12}" text-anchor="middle">read bandwidth (MB/s; cold = disk unlimited, warm = page cache)</text>',
+           f'<text x="16" y="{(mt + h - mb) / 2}" transform="rotate(-90 16 {(mt + h - mb) / 2})" text-anchor="middle">first view (ms)</text>']
+    for k in range(6):
+        v = ymax * k / 5
+        out.append(f'<line x1="{ml}" y1="{Y(v):.1f}" x2="{w - mr}" y2="{Y(v):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{ml - 6}" y="{Y(v) + 4:.1f}" text-anchor="end">{v:.0f}</text>')
+    for io in ios:
+        out.append(f'<text x="{X(io):.1f}" y="{h - mb + 16}" text-anchor="middle">{io_x(io)[1]}</text>')
+    for i, st in enumerate(strategies):
+        pts = [(X(r["io"]), Y(r["first_view_ms"])) for io in ios for r in rs if r["io"] == io and r["strategy"] == st]
+        c = COLOURS[i % len(COLOURS)]
+        out.append(f'<polyline fill="none" stroke="{c}" stroke-width="2" points="' +
+                   " ".join(f"{x:.1f},{y:.1f}" for x, y in pts) + '"/>')
+        for x, y in pts:
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{c}"/>')
+        out.append(f'<rect x="{w - mr + 12}" y="{mt + 18 * i}" width="12" height="4" fill="{c}"/>')
+        out.append(f'<text x="{w - mr + 30}" y="{mt + 18 * i + 6}">{st}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
 
 
 def load(paths):
@@ -108,6 +173,7 @@ def main():
     ap.add_argument("--command", default="")
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--table")
+    ap.add_argument("--plot")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
     runs, device, commands = load(a.runs)
@@ -119,6 +185,10 @@ def main():
     if a.table:
         with open(a.table, "w") as f:
             f.write(table(runs))
+    if a.plot:
+        os.makedirs(a.plot, exist_ok=True)
+        for dem in dict.fromkeys(r["dem"] for r in runs):
+            plot_svg(dem, runs, os.path.join(a.plot, f"{dem}-fill-vs-bandwidth.svg"))
 
 
 if __name__ == "__main__":

@@ -478,8 +478,6 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
   return true;
 }
 
-}  // namespace
-
 // The runs as JSON (docs/benchmarks.md, "Recorded results"): the field names of
 // bench/results/compression/h100.json. Bytes over the fill and the flight, heights and imagery.
 std::string flythroughJson(const std::string& name, const std::string& command, const std::string& device,
@@ -517,6 +515,8 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
   out += "\n";
   return out;
 }
+
+}  // namespace
 
 int runFlythroughCommand(int argc, char** argv) {
   std::vector<std::string> inputs;

@@ -99,7 +99,13 @@ void main() {
   // Nodata (--nodata keep) is a hole: the background shows through, never a pit.
   if (vValid < 0.999) discard;
   if (uWire == 1) {
-    oColor = vec4(0.04, 0.04, 0.05, 0.45);  // blended over the shading
+    // Blended over the shading, and faded where the mesh is denser than the pixels (a grid
+    // step under ~2 px, fading in up to 8 px): there the lines would cover every pixel and hide
+    // the shading.
+    float px = 1.0 / max(max(fwidth(vLocal.x), fwidth(vLocal.y)), 1e-6);  // pixels per grid step
+    float a = 0.45 * clamp((px - 2.0) / 6.0, 0.0, 1.0);
+    if (a <= 0.0) discard;
+    oColor = vec4(0.04, 0.04, 0.05, a);
     return;
   }
   TileRecord r = tiles[vDraw];

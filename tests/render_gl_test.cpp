@@ -408,6 +408,43 @@ TEST(RenderGl, CrackFreeFromThreeCamerasAndTwoTaus) {
   EXPECT_GE(ldrs, 3u);
 }
 
+// Wireframe is an overlay: translucent lines over the shading, faded where the mesh is denser
+// than the pixels (so a distant view keeps its shading), and screenshots stay opaque.
+TEST(RenderGl, WireframeOverlaysTheShading) {
+  REQUIRE_GL();
+  hfr::Renderer& r = *gl().renderer;
+  // Close: straight down from 600 m above the highest sample around the centre (30 m samples:
+  // a grid step spans several pixels).
+  double minZ = 0, maxZ = 0, ex = 0, ey = 0;
+  r.terrainBox(minZ, maxZ, ex, ey);
+  hfr::Camera close;
+  close.x = ex / 2, close.y = ey / 2, close.yaw = 90, close.pitch = -90;
+  double lo = 0, hi = 0;
+  ASSERT_TRUE(r.heightBounds(close.x, close.y, lo, hi));
+  close.z = hi + 600;
+  const Shot plain = render(oblique(), 1.0);
+  const Shot nearPlain = render(close, 1.0);
+  r.settings().wireframe = true;
+  const Shot wire = render(oblique(), 1.0);
+  const Shot near = render(close, 1.0);
+  r.settings().wireframe = false;
+  size_t translucent = 0;
+  for (const Shot* s : {&wire, &near})
+    for (size_t i = 3; i < s->px.size(); i += 4) translucent += s->px[i] != 255;
+  EXPECT_EQ(translucent, 0u) << "the line pass changed the destination alpha";
+  auto meanDiff = [](const Shot& a, const Shot& b) {
+    double d = 0;
+    for (size_t i = 0; i < a.px.size(); ++i)
+      if (i % 4 != 3) d += std::abs(int(a.px[i]) - int(b.px[i]));
+    return d / double(a.px.size() / 4 * 3);
+  };
+  const double far = meanDiff(plain, wire), closeUp = meanDiff(nearPlain, near);
+  std::printf("[wireframe] mean channel change: oblique %.1f, close %.1f\n", far, closeUp);
+  EXPECT_LT(far, 25.0) << "the lines hide the shading";
+  EXPECT_GT(closeUp, 3.0) << "no lines where the triangles are large";
+  dumpOnFailure(wire, "wireframe");
+}
+
 TEST(RenderGl, CrackFreeWhileStreaming) {
   // A fresh renderer: only the top level is resident at first. Every frame while the tiles
   // arrive, and then while the camera flies on (prefetch on, fixed frame time), mixes levels

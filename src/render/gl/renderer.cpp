@@ -967,8 +967,9 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
     glDepthFunc(GL_LEQUAL);
     // An overlay: translucent lines over whatever shading is on, which stays readable.
+    // The destination alpha stays 1: screenshots (readPixels -> PNG) are opaque.
     glEnable(GL_BLEND);
-    glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
+    glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ZERO, GL_ONE);
     glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
     glDisable(GL_BLEND);
     glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);

@@ -251,7 +251,8 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
   const size_t repeats = runs.empty() ? 1 : runs.front().repeatMedianMs.size();
   std::fprintf(o, "- I/O: %s.\n", ioLine.c_str());
   if (warmupFrames > 0)
-    std::fprintf(o, "- warm-up: every strategy flew %d frames untimed before the first timed run.\n", warmupFrames);
+    std::fprintf(o, "- warm-up: every strategy flew %d frame%s untimed before the first timed run.\n", warmupFrames,
+                 warmupFrames == 1 ? "" : "s");
   if (repeats > 1)
     std::fprintf(o,
                  "- repeats: the list was flown %zu times, repeat r starting r runs further down it (every\n"

@@ -171,63 +171,61 @@ size_t enclosedBackground(const std::vector<uint8_t>& px, size_t* background = n
   return total - reached;
 }
 
+// A w x h mask from each pixel's ray against the terrain box: `test` gets the ray's (x, y) where
+// it crosses z = maxZ and then z = minZ (both in front of the eye) and the box's x / y extent;
+// pixels whose ray does not go down stay 0. Empty unless the eye is above maxZ.
+template <class Test>
+std::vector<uint8_t> rayMask(const hfr::Renderer& r, const hfr::Camera& cam, int w, int h, Test test) {
+  std::vector<uint8_t> mask(size_t(w) * size_t(h), 0);
+  double minZ = 0, maxZ = 0, ex = 0, ey = 0;
+  r.terrainBox(minZ, maxZ, ex, ey);
+  if (!(cam.z > maxZ + 1)) return mask;
+  const auto vp = cam.viewProj(double(w) / h, 1.0, 1e7);
+  for (int iy = 0; iy < h; ++iy)
+    for (int ix = 0; ix < w; ++ix) {
+      const double nx = 2.0 * (ix + 0.5) / w - 1.0, ny = 1.0 - 2.0 * (iy + 0.5) / h;
+      std::array<double, 3> a{}, b{};
+      if (!hfr::unproject(vp, nx, ny, -1.0, a) || !hfr::unproject(vp, nx, ny, 1.0, b)) continue;
+      const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
+      if (!(dz < 0)) continue;
+      std::array<std::array<double, 2>, 2> xy{};
+      bool ahead = true;
+      for (int k = 0; k < 2; ++k) {
+        const double t = ((k == 0 ? maxZ : minZ) - a[2]) / dz;
+        ahead = ahead && t >= 0;
+        xy[size_t(k)] = {a[0] + t * dx, a[1] + t * dy};
+      }
+      mask[size_t(iy) * size_t(w) + size_t(ix)] = ahead && test(xy, ex, ey);
+    }
+  return mask;
+}
+
 // The terrain's footprint in the image: pixels whose centre ray must hit the terrain. The
 // drawn mesh is a height field over the extent with heights in [minZ, maxZ] (its vertices are
 // samples); a ray that enters the box [0, extentX] x [0, extentY] through its top (z = maxZ)
 // and leaves through its bottom (z = minZ) crosses it unless the surface has a gap (a crack).
 // The box is shrunk by 1 % of the extent on each side (pixel centres, rasterisation at the
 // border). Empty unless the eye is above maxZ. A w x h image.
-std::vector<uint8_t> footprint(const hfr::Renderer& r, const hfr::Camera& cam, int w = kW,
-                               int h = kH) {
-  std::vector<uint8_t> mask(size_t(w) * size_t(h), 0);
-  double minZ = 0, maxZ = 0, ex = 0, ey = 0;
-  r.terrainBox(minZ, maxZ, ex, ey);
-  if (!(cam.z > maxZ + 1)) return mask;
-  const auto vp = cam.viewProj(double(w) / h, 1.0, 1e7);
-  const double mx = 0.01 * ex, my = 0.01 * ey;
-  for (int iy = 0; iy < h; ++iy)
-    for (int ix = 0; ix < w; ++ix) {
-      const double nx = 2.0 * (ix + 0.5) / w - 1.0, ny = 1.0 - 2.0 * (iy + 0.5) / h;
-      std::array<double, 3> a{}, b{};
-      if (!hfr::unproject(vp, nx, ny, -1.0, a) || !hfr::unproject(vp, nx, ny, 1.0, b)) continue;
-      const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
-      if (!(dz < 0)) continue;
-      bool inside = true;
-      for (double z : {maxZ, minZ}) {
-        const double t = (z - a[2]) / dz, x = a[0] + t * dx, y = a[1] + t * dy;
-        inside = inside && t >= 0 && x >= mx && x <= ex - mx && y >= my && y <= ey - my;
-      }
-      mask[size_t(iy) * size_t(w) + size_t(ix)] = inside;
-    }
-  return mask;
+std::vector<uint8_t> footprint(const hfr::Renderer& r, const hfr::Camera& cam, int w = kW, int h = kH) {
+  return rayMask(r, cam, w, h, [](const std::array<std::array<double, 2>, 2>& xy, double ex, double ey) {
+    const double mx = 0.01 * ex, my = 0.01 * ey;
+    bool inside = true;
+    for (const auto& p : xy) inside = inside && p[0] >= mx && p[0] <= ex - mx && p[1] >= my && p[1] <= ey - my;
+    return inside;
+  });
 }
 
 // Pixels whose ray passes beside the DEM's extent (a 1 % margin) on the same side at its lowest
 // and highest height: no terrain may be drawn there (the pyramid's padding beyond the DEM is
 // not terrain). Empty when the camera is not above the terrain.
 std::vector<uint8_t> outsideExtent(const hfr::Renderer& r, const hfr::Camera& cam, int w, int h) {
-  std::vector<uint8_t> mask(size_t(w) * size_t(h), 0);
-  double minZ = 0, maxZ = 0, ex = 0, ey = 0;
-  r.terrainBox(minZ, maxZ, ex, ey);
-  if (!(cam.z > maxZ + 1)) return mask;
-  const auto vp = cam.viewProj(double(w) / h, 1.0, 1e7);
-  const double mx = 0.01 * ex, my = 0.01 * ey;
-  for (int iy = 0; iy < h; ++iy)
-    for (int ix = 0; ix < w; ++ix) {
-      const double nx = 2.0 * (ix + 0.5) / w - 1.0, ny = 1.0 - 2.0 * (iy + 0.5) / h;
-      std::array<double, 3> a{}, b{};
-      if (!hfr::unproject(vp, nx, ny, -1.0, a) || !hfr::unproject(vp, nx, ny, 1.0, b)) continue;
-      const double dx = b[0] - a[0], dy = b[1] - a[1], dz = b[2] - a[2];
-      if (!(dz < 0)) continue;
-      int sides = 0xF;  // west, east, south, north: outside on that side at both heights
-      for (double z : {maxZ, minZ}) {
-        const double t = (z - a[2]) / dz, x = a[0] + t * dx, y = a[1] + t * dy;
-        if (!(t >= 0)) sides = 0;
-        sides &= (x < -mx ? 1 : 0) | (x > ex + mx ? 2 : 0) | (y < -my ? 4 : 0) | (y > ey + my ? 8 : 0);
-      }
-      mask[size_t(iy) * size_t(w) + size_t(ix)] = sides != 0;
-    }
-  return mask;
+  return rayMask(r, cam, w, h, [](const std::array<std::array<double, 2>, 2>& xy, double ex, double ey) {
+    const double mx = 0.01 * ex, my = 0.01 * ey;
+    int sides = 0xF;  // west, east, south, north: outside on that side at both heights
+    for (const auto& p : xy)
+      sides &= (p[0] < -mx ? 1 : 0) | (p[0] > ex + mx ? 2 : 0) | (p[1] < -my ? 4 : 0) | (p[1] > ey + my ? 8 : 0);
+    return sides != 0;
+  });
 }
 
 // The crack checks of one image: no background pixel enclosed by terrain, none inside the

@@ -18,13 +18,9 @@ import sys
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
-def io_x(io):
-    """Position on the bandwidth axis: MB/s as given, cold = 10 x the largest limit, warm = 100 x."""
-    if io == "warm":
-        return None, "warm"
-    if io == "cold":
-        return None, "cold"
-    return float(io), f"{io} MB/s"
+def io_label(io):
+    """The bandwidth axis label of an I/O condition."""
+    return io if io in ("warm", "cold") else f"{io} MB/s"
 
 
 def plot_svg(dem, runs, path):
@@ -61,7 +57,7 @@ def plot_svg(dem, runs, path):
         out.append(f'<line x1="{ml}" y1="{Y(v):.1f}" x2="{w - mr}" y2="{Y(v):.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{ml - 6}" y="{Y(v) + 4:.1f}" text-anchor="end">{v:.0f}</text>')
     for io in ios:
-        out.append(f'<text x="{X(io):.1f}" y="{h - mb + 16}" text-anchor="middle">{io_x(io)[1]}</text>')
+        out.append(f'<text x="{X(io):.1f}" y="{h - mb + 16}" text-anchor="middle">{io_label(io)}</text>')
     for i, st in enumerate(strategies):
         pts = [(X(r["io"]), Y(r["first_view_ms"])) for io in ios for r in rs if r["io"] == io and r["strategy"] == st]
         c = COLOURS[i % len(COLOURS)]

@@ -98,3 +98,52 @@ void launchDecode(const DecodeLaunch& launch, void* stream);
 void launchDecodeRbuc(const DecodeLaunch& launch, void* stream);
 
 }  // namespace hfgpu::detail
+
+// ---------------------------------------------------------------- resident entries
+// (resident_decoder.h; kernels in cuda/resident.cu)
+namespace hfgpu::detail {
+
+// One tile of a resident batch: where its entry is in the pool and where it is decoded to.
+struct ResidentRecord {    // 48 bytes
+  uint64_t entryByte;      // pool offset of the entry ([PatchDesc][AreaDesc x areas][words])
+  uint64_t dstOffset;      // linear target
+  uint32_t dstPitch;       // linear target (already resolved: >= width)
+  uint32_t surface;
+  int32_t dstX, dstY;
+  uint32_t areaStart;      // first AreaDesc of this patch in the batch's layered or rbuc part
+  uint32_t areas;
+  uint32_t rbuc;           // 1: its areas go to the 2DRBUC part
+  uint32_t reserved;
+};
+static_assert(sizeof(ResidentRecord) == 48, "ResidentRecord layout");
+
+// A miss's entry bytes: from the uploaded batch into the pool.
+struct ResidentCopy {      // 24 bytes
+  uint64_t srcByte;        // offset in the uploaded batch
+  uint64_t dstByte;        // offset in the pool
+  uint64_t bytes;          // a multiple of 16
+};
+static_assert(sizeof(ResidentCopy) == 24, "ResidentCopy layout");
+
+// Where an entry's words start (its descriptors come first, 16-byte aligned).
+constexpr uint64_t residentWordsOffset(uint64_t areas) {
+  return (sizeof(PatchDesc) + areas * sizeof(AreaDesc) + 15) / 16 * 16;
+}
+
+struct ResidentLaunch {
+  const ResidentCopy* copies = nullptr;  // device
+  uint64_t copyCount = 0;
+  const uint8_t* batch = nullptr;        // device: the uploaded batch (copy sources)
+  const ResidentRecord* records = nullptr;  // device
+  uint64_t recordCount = 0;
+  uint8_t* pool = nullptr;
+  PatchDesc* patches = nullptr;          // out: one per record
+  AreaDesc* areas = nullptr;             // out: layered areas, then rbuc areas
+  uint64_t layeredAreas = 0;             // where the rbuc part starts
+};
+
+// Enqueues the copies into the pool, then the descriptor expansion, on `stream` (void* as
+// above). Defined in cuda/resident.cu.
+void launchResidentPrepare(const ResidentLaunch& launch, void* stream);
+
+}  // namespace hfgpu::detail

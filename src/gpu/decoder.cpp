@@ -49,6 +49,8 @@ struct DecodePlan::Impl {
   std::vector<AreaDesc> rbucAreas;      // 2DRBUC patches' areas (their own kernel)
   std::vector<const uint8_t*> sources;  // stream bytes to copy (null for invalid patches)
   std::vector<uint64_t> sourceBytes;
+  std::vector<uint64_t> areaFirst;      // per patch: its first AreaDesc (in areas or rbucAreas)
+  std::vector<uint32_t> areaCount;      // per patch: its AreaDescs
   uint64_t wordsBytes = 0, points = 0, streamBytes = 0;
   uint64_t patchOffset = 0, areaOffset = 0, wordsOffset = 0, blobBytes = 0;
 };
@@ -67,6 +69,8 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
   m.rbucAreas.clear();
   m.sources.assign(count, nullptr);
   m.sourceBytes.assign(count, 0);
+  m.areaFirst.assign(count, 0);
+  m.areaCount.assign(count, 0);
   m.wordsBytes = m.points = m.streamBytes = 0;
   size_t valid = 0;
   hfpac::detail::StreamIndex idx;
@@ -114,6 +118,8 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
     d.centreBit = uint32_t(a0 + g.centreBit);
 
     const uint32_t patchIndex = uint32_t(i);
+    m.areaFirst[i] = d.kind == detail::kKindRbuc ? m.rbucAreas.size() : m.areas.size();
+    m.areaCount[i] = uint32_t(g.areasX * g.areasY);
     for (int ay = 0; ay < g.areasY; ++ay)
       for (int ax = 0; ax < g.areasX; ++ax) {
         AreaDesc a{};
@@ -185,6 +191,38 @@ void DecodePlan::writeBlob(uint8_t* dst) const {
     std::memcpy(words + at, m.sources[i], size_t(n));
     std::memset(words + at + n, 0, size_t(alignUp(n) - n));
   }
+}
+
+size_t DecodePlan::entryAreas(size_t i) const {
+  return i < impl_->areaCount.size() && impl_->sources[i] ? impl_->areaCount[i] : 0;
+}
+
+size_t DecodePlan::entryBytes(size_t i) const {
+  const Impl& m = *impl_;
+  if (i >= m.sources.size() || !m.sources[i]) return 0;
+  return size_t(alignUp(sizeof(PatchDesc) + uint64_t(m.areaCount[i]) * sizeof(AreaDesc)) +
+                alignUp(m.sourceBytes[i]));
+}
+
+void DecodePlan::writeEntry(size_t i, uint8_t* dst) const {
+  const Impl& m = *impl_;
+  if (i >= m.sources.size() || !m.sources[i]) return;
+  PatchDesc d = m.patches[i];
+  d.streamWord = 0;  // relative to the entry's words; the batch sets the pool position
+  d.dstOffset = 0;
+  d.dstPitch = 0;
+  d.surface = 0;
+  d.dstX = d.dstY = 0;
+  std::memcpy(dst, &d, sizeof d);
+  const std::vector<AreaDesc>& list = d.kind == detail::kKindRbuc ? m.rbucAreas : m.areas;
+  const size_t n = m.areaCount[i];
+  if (n) std::memcpy(dst + sizeof d, list.data() + m.areaFirst[i], n * sizeof(AreaDesc));
+  const uint64_t descEnd = sizeof d + uint64_t(n) * sizeof(AreaDesc);
+  const uint64_t words = alignUp(descEnd);
+  std::memset(dst + descEnd, 0, size_t(words - descEnd));
+  const uint64_t bytes = m.sourceBytes[i];
+  std::memcpy(dst + words, m.sources[i], size_t(bytes));
+  std::memset(dst + words + bytes, 0, size_t(alignUp(bytes) - bytes));
 }
 
 size_t DecodePlan::patchCount() const { return impl_->patches.size(); }

@@ -221,6 +221,8 @@ TEST(HfbenchFlythroughCli, BadValues) {
   for (const char* v : {"hot", "", "COLD"}) expectError(hfbench(ok + "--io '" + v + "'", dir), "--io", dir);
   for (const char* v : {"0", "-5", "fast", "inf"})
     expectError(hfbench(ok + "--io-limit '" + v + "'", dir), "--io-limit", dir);
+  for (const char* v : {"ram", "vram:", "vram:0", "vram:-4", "vram:1x", "VRAM", ""})
+    expectError(hfbench(ok + "--cache '" + v + "'", dir), "--cache", dir);
   expectError(hfbench(ok + "--json", dir), "--json", dir);
   expectError(hfbench(ok + "--json " + dir / "no/such/dir/f.json", dir), "f.json", dir);
 }
@@ -377,6 +379,8 @@ TEST(HfviewBenchCli, BadValues) {
   expectError(hfview(a + "--screenshot " + dir / "x.png", dir), "--screenshot", dir, {"p.txt"});
   expectError(hfview("--bench --screenshot x.png", dir), "--screenshot", dir, {"p.txt"});
   expectError(hfview(a + "--csv", dir), "--csv needs a value", dir, {"p.txt"});
+  for (const char* v : {"gpu", "vram:0", "vram:abc", "vram:nan"})
+    expectError(hfview(a + "--cache '" + v + "'", dir), "--cache", dir, {"p.txt"});
   expectError(hfview(dir / "missing.hfa --bench", dir), "missing.hfa", dir, {"p.txt"});
 }
 

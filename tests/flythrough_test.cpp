@@ -169,7 +169,7 @@ TEST(FlythroughSummary, NoFlightFrames) {
 
 // ---- CSV ----
 
-constexpr size_t kCsvColumns = 24;
+constexpr size_t kCsvColumns = 26;
 
 TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   TempDir dir;
@@ -196,6 +196,8 @@ TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   EXPECT_EQ(header[12], "tiles_drawn");
   EXPECT_EQ(header[17], "decompressed_bytes_h2d");
   EXPECT_EQ(header[23], "payload_bytes_read");
+  EXPECT_EQ(header[24], "cache_hits");
+  EXPECT_EQ(header[25], "cache_bytes");
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto c = split(rows[r], ',');
     ASSERT_EQ(c.size(), kCsvColumns) << "row " << r << ": " << rows[r];

@@ -48,7 +48,7 @@ hfr::GlContext* context(std::string& why) {
   return ctx.get();
 }
 
-Result run(const std::string& strategyName, const std::string& path) {
+Result run(const std::string& strategyName, const std::string& path, const std::string& cache = "host") {
   Result r;
   std::string error;
   if (!context(error)) {
@@ -63,6 +63,10 @@ Result run(const std::string& strategyName, const std::string& path) {
   std::string note;
   hfr::StreamOptions opts;
   opts.streams = 2;
+  if (!hfr::parseCacheOption(cache, opts, error)) {
+    r.skip = error;
+    return r;
+  }
   auto strategy = hfr::makeRenderStreamStrategy(strategyName, archive, error, note, opts);
   if (!strategy) {
     r.skip = error;
@@ -160,6 +164,19 @@ TEST(StrategyParity, CudaEqualsCpu) {
   if (r.name != "cuda") GTEST_SKIP() << "cuda strategy fell back to " << r.name
                                      << " (no CUDA-GL interop with this GL context)";
   expectParity(r);
+}
+
+// The VRAM-resident cache: the whole archive preloaded into device memory, and a pool so small
+// that tiles are evicted and sent again while the view fills (misses, hits and re-misses).
+TEST(StrategyParity, CudaVramCacheEqualsCpu) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  for (const char* cache : {"vram", "vram:0.25"}) {
+    SCOPED_TRACE(cache);
+    const Result r = run("cuda", samplePath(false), cache);
+    if (!r.skip.empty()) GTEST_SKIP() << "cuda strategy not available here: " << r.skip;
+    if (r.name != "cuda") GTEST_SKIP() << "cuda strategy fell back to " << r.name;
+    expectParity(r);
+  }
 }
 
 }  // namespace

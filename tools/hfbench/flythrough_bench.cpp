@@ -33,7 +33,7 @@ const char* kUsage =
     "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
     "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
     "         [--no-prefetch] [--warmup-frames N] [--repeat R] [--io warm|cold] [--io-limit MB/S]\n"
-    "         [--json FILE] [--note TEXT] [-q]\n"
+    "         [--cache vram[:MiB]] [--json FILE] [--note TEXT] [-q]\n"
     "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
     "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
     "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
@@ -58,6 +58,10 @@ const char* kUsage =
     "disk; --io cold drops the archives' pages (page cache and mapping) before every run and\n"
     "atlas fill. --io-limit passes every payload read through one simulated channel of MB/S\n"
     "(10^6 bytes/s; e.g. 100 a network share, 500 a SATA SSD).\n"
+    "--cache vram[:MiB] adds a run 'cuda x K, vram' (K: the second --streams value, else the\n"
+    "first) that keeps the compressed tiles in device memory (hfview --cache); when the archive\n"
+    "fits, it is loaded into device memory before the timing starts (the time it took is\n"
+    "reported as cache_load_ms), so the run and its atlas fill decode from video memory.\n"
     "--json FILE also writes every run's figures as {\"runs\": [{dem, ratio, io, cache, strategy,\n"
     "first_view_ms, fill_ms, missing_tiles_per_frame, h2d_bytes, payload_bytes, ...}]}\n"
     "(docs/benchmarks.md).\n";
@@ -69,6 +73,7 @@ struct RunSpec {
   int streams = 2;
   int archive = 0;       // index into the archives: 0 raw, 1 hfpac, then rbuc and bc1 when given
   std::string imagery;   // "" = the renderer's default for the strategy, "raw" (RGBA8), "off"
+  bool vram = false;     // cuda with the VRAM-resident compressed cache (--cache vram)
 };
 
 // The settings of one run: its imagery choice on top of the common ones.
@@ -176,6 +181,8 @@ struct Measured {
   // --repeat: every repeat's first view and median frame (ms), in repeat order; `run` is the
   // repeat with the median median-frame.
   std::vector<double> repeatFirstViewMs, repeatMedianMs;
+  double cacheLoadMs = 0;    // --cache vram: loading the archive into device memory
+  uint64_t cacheBytes = 0;   // and the bytes it holds
 };
 
 // Mean per flight frame of the parts of a frame (report: where the time goes).
@@ -500,7 +507,8 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
     const double own = double(payloadBytes(*archives[size_t(m.spec.archive)]));
     j.beginObject();
     j.field("dem", name).field("ratio", own > 0 ? rawPayload / own : 0.0).field("io", io).field("io_cold", cold);
-    j.field("cache", "host").field("strategy", m.spec.label).field("strategy_run", m.name);
+    j.field("cache", m.spec.vram ? "vram" : "host").field("strategy", m.spec.label).field("strategy_run", m.name);
+    if (m.spec.vram) j.field("cache_load_ms", m.cacheLoadMs).field("cache_bytes", m.cacheBytes);
     j.field("first_view_ms", m.run.fill.ms).field("fill_ms", m.run.atlasFill.ms);
     j.field("missing_tiles_per_frame", m.sum.meanMissing);
     j.field("h2d_bytes", h2d).field("payload_bytes", payload);
@@ -531,6 +539,7 @@ int runFlythroughCommand(int argc, char** argv) {
   int warmupFrames = 30, repeats = 1;
   std::string ioMode = "warm";
   double ioLimitMBps = 0;  // 0: no limit
+  hfr::StreamOptions cacheOptions;  // --cache
   bool quiet = false;
   std::string command = "hfbench";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
@@ -550,6 +559,10 @@ int runFlythroughCommand(int argc, char** argv) {
       if (!(v = value()) || (std::strcmp(v, "warm") != 0 && std::strcmp(v, "cold") != 0))
         return fail("--io wants warm or cold");
       ioMode = v;
+    } else if (a == "--cache") {
+      std::string err;
+      if (!(v = value())) return fail("--cache needs host, vram or vram:MiB");
+      if (!hfr::parseCacheOption(v, cacheOptions, err)) return fail(err);
     } else if (a == "--io-limit") {
       if (!(v = value()) || !parsePositive(v, ioLimitMBps)) return fail("--io-limit wants MB/s > 0");
     } else if (a == "--warmup-frames" || a == "--repeat") {
@@ -702,6 +715,11 @@ int runFlythroughCommand(int argc, char** argv) {
       const int k = streams.size() > 1 ? streams[1] : streams[0];
       specs.push_back({"cuda x" + std::to_string(k) + " rbuc", "cuda" + std::to_string(k) + "-rbuc", "cuda", k, 2, ""});
     }
+    if (cacheOptions.vramCache) {
+      const int k = streams.size() > 1 ? streams[1] : streams[0];
+      specs.push_back({"cuda x" + std::to_string(k) + ", vram", "cuda" + std::to_string(k) + "-vram", "cuda", k, 1, "",
+                       true});
+    }
   } else if (!quiet) {
     std::fprintf(stderr, "Note: this hfbench has no cuda strategy (built without CUDA); raw and cpu only\n");
   }
@@ -718,6 +736,25 @@ int runFlythroughCommand(int argc, char** argv) {
     }
   }
 
+  // A fresh strategy for a run; a VRAM cache is loaded before it returns (cacheLoadMs, cacheBytes).
+  auto makeStrategy = [&](const RunSpec& spec, std::string& err, std::string& snote, double* cacheLoadMs = nullptr,
+                          uint64_t* cacheBytes = nullptr) {
+    hfr::StreamOptions so;
+    so.streams = spec.streams;
+    if (spec.vram) {
+      so.vramCache = true;
+      so.cacheMiB = cacheOptions.cacheMiB;
+    }
+    auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)], err, snote, so);
+    if (strategy && spec.vram) {
+      strategy->finishPrefetch();
+      const hfr::StreamStats st = strategy->stats();
+      if (cacheLoadMs) *cacheLoadMs = st.preloadMs;
+      if (cacheBytes) *cacheBytes = st.cacheBytes;
+    }
+    return strategy;
+  };
+
   std::string error;
   auto context = hfr::createHeadlessContext(error);
   if (!context) return fail(error);
@@ -729,13 +766,11 @@ int runFlythroughCommand(int argc, char** argv) {
     hfr::FlythroughOptions wfly = fly;
     wfly.frames = warmupFrames;
     for (const RunSpec& spec : specs) {
-      const std::string key = spec.strategy + "/" + std::to_string(spec.archive) + "/" + spec.imagery;
+      const std::string key = spec.strategy + "/" + std::to_string(spec.archive) + "/" + spec.imagery + (spec.vram ? "/vram" : "");
       if (std::find(warmed.begin(), warmed.end(), key) != warmed.end()) continue;
       warmed.push_back(key);
-      hfr::StreamOptions so;
-      so.streams = spec.streams;
       std::string snote;
-      auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)], error, snote, so);
+      auto strategy = makeStrategy(spec, error, snote);
       if (!strategy) return fail(error);
       hfr::FlythroughRun discard;
       if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec), wfly, discard, error))
@@ -752,15 +787,16 @@ int runFlythroughCommand(int argc, char** argv) {
     for (size_t j = 0; j < specs.size(); ++j) {
       const size_t si = (j + size_t(r)) % specs.size();
       const RunSpec& spec = specs[si];
-      hfr::StreamOptions so;
-      so.streams = spec.streams;
       std::string snote;
-      auto strategy = hfr::makeRenderStreamStrategy(spec.strategy, *archives[size_t(spec.archive)],
-                                                    error, snote, so);
+      Measured m;
+      auto strategy = makeStrategy(spec, error, snote, &m.cacheLoadMs, &m.cacheBytes);
       if (!strategy) return fail(error);
       if (!snote.empty() && !quiet && r == 0) std::fprintf(stderr, "Note: %s: %s\n", spec.label.c_str(), snote.c_str());
+      if (spec.vram && !quiet && r == 0)
+        std::fprintf(stderr, "hfbench flythrough: %s: %.1f MiB loaded into device memory in %.1f ms\n",
+                     spec.label.c_str(), double(m.cacheBytes) / 1048576.0, m.cacheLoadMs);
+      // With --io cold the VRAM run's archive is cold for the tiles the cache does not hold.
       if (!prepareIo(*archives[size_t(spec.archive)], error)) return fail(error);
-      Measured m;
       m.spec = spec;
       m.name = strategy->name();
       m.run.strategy = spec.label;
@@ -803,11 +839,8 @@ int runFlythroughCommand(int argc, char** argv) {
   // The atlas fills after every flight (a fill run before a flight was seen to slow raw's
   // following flight on the H100), each with a fresh renderer and its own strategy.
   for (auto& m : runs) {
-    hfr::StreamOptions so;
-    so.streams = m.spec.streams;
     std::string snote;
-    auto strategy = hfr::makeRenderStreamStrategy(m.spec.strategy, *archives[size_t(m.spec.archive)],
-                                                  error, snote, so);
+    auto strategy = makeStrategy(m.spec, error, snote);
     if (!strategy) return fail(error);
     if (!prepareIo(*archives[size_t(m.spec.archive)], error)) return fail(error);
     if (!hfr::measureAtlasFill(*archives[size_t(m.spec.archive)], *strategy, runSettings(rs, m.spec), fly,

@@ -426,6 +426,11 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
                   double(st.compressedToDevice) / 1024.0, double(st.samplesToDevice) / 1024.0);
       ImGui::Text("to device so far %s / %s", humanBytes(double(ss.compressedToDevice)).c_str(),
                   humanBytes(double(ss.samplesToDevice)).c_str());
+      if (ss.cacheCapacity)
+        ImGui::Text("VRAM cache %s of %s, hits %llu / misses %llu%s", humanBytes(double(ss.cacheBytes)).c_str(),
+                    humanBytes(double(ss.cacheCapacity)).c_str(), (unsigned long long)ss.cacheHits,
+                    (unsigned long long)ss.cacheMisses,
+                    ss.preloadMs > 0 ? (", archive loaded in " + std::to_string(int(ss.preloadMs)) + " ms").c_str() : "");
       if (st.failedTiles)
         ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
                            "corrupt tiles %zu (drawn from ancestors)", st.failedTiles);

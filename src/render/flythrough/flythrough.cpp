@@ -51,6 +51,8 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.compressedToDevice = st.compressedToDevice;
   f.samplesToDevice = st.samplesToDevice;
   f.bytesRead = st.bytesStreamed;
+  f.cacheHits = st.cacheHits;
+  f.cacheBytes = st.cacheBytes;
   f.colourUploaded = st.colourUploads;
   f.colourMissing = st.colourMissing;
   f.colourBytesRead = st.colourBytesStreamed;
@@ -278,18 +280,19 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
                "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
                "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
-               "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read\n");
+               "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read,cache_hits,cache_bytes\n");
   for (const FlyFrame& r : run.frames)
     std::fprintf(f.get(),
                  "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu,"
-                 "%zu,%zu,%llu,%llu,%.4f,%llu\n",
+                 "%zu,%zu,%llu,%llu,%.4f,%llu,%llu,%llu\n",
                  r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
                  r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
                  r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
                  (unsigned long long)r.triangles, (unsigned long long)r.compressedToDevice,
                  (unsigned long long)r.samplesToDevice, r.colourUploaded, r.colourMissing,
                  (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice, r.colourCpuMs,
-                 (unsigned long long)r.bytesRead);
+                 (unsigned long long)r.bytesRead, (unsigned long long)r.cacheHits,
+                 (unsigned long long)r.cacheBytes);
   if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
     error = "writing " + path + " failed";
     return false;

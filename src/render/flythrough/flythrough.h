@@ -56,6 +56,8 @@ struct FlyFrame {
   uint64_t triangles = 0;
   uint64_t compressedToDevice = 0, samplesToDevice = 0;  // host->device bytes this frame
   uint64_t bytesRead = 0;  // height payload bytes the strategy read from the archive this frame
+  uint64_t cacheHits = 0;   // tiles decoded from the VRAM cache this frame (cuda --cache vram)
+  uint64_t cacheBytes = 0;  // bytes resident in the VRAM cache after this frame
   // Imagery (0 without): tiles uploaded, wanted but not resident, archive bytes read and
   // texture bytes sent to the GPU this frame (BC1 or RGBA8 mips).
   size_t colourUploaded = 0, colourMissing = 0;

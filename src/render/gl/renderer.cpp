@@ -131,6 +131,7 @@ struct Renderer::Impl final : TileSink {
   int lastQuerySet = -1;  // the set of the last frame() (finishFrame reads it)
   uint64_t lastBytesRead = 0;
   uint64_t lastCompressed = 0, lastSamples = 0;  // StreamStats at the previous frame
+  uint64_t lastCacheHits = 0;
   double lastDeviceMs = 0;                        // StreamStats::deviceMs at the last finishFrame
   double selectMs = 0, updateMs = 0;              // this frame's timing (FrameStats)
   double colourMs = 0;                            // of which imagery work (FrameStats::colourCpuMs)
@@ -696,6 +697,8 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     st->compressedToDevice = ss.compressedToDevice - std::min(ss.compressedToDevice, lastCompressed);
     st->samplesToDevice = ss.samplesToDevice - std::min(ss.samplesToDevice, lastSamples);
     st->bytesStreamed = bytesThisFrame;
+    st->cacheHits = ss.cacheHits - std::min(ss.cacheHits, lastCacheHits);
+    st->cacheBytes = ss.cacheBytes;
     st->tilesWanted = plan.wanted;
     st->tauWanted = plan.tau;
     st->uploads = uploadsThisFrame;
@@ -709,6 +712,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   }
   lastCompressed = ss.compressedToDevice;
   lastSamples = ss.samplesToDevice;
+  lastCacheHits = ss.cacheHits;
   if (colour) {
     const ColourStats cs = colour->stats();
     if (st) {
@@ -1003,6 +1007,7 @@ std::unique_ptr<Renderer> Renderer::create(const hfa::ArchiveReader& archive,
   impl->lastCompressed = ss.compressedToDevice;
   impl->lastSamples = ss.samplesToDevice;
   impl->lastBytesRead = ss.bytesRead;
+  impl->lastCacheHits = ss.cacheHits;
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
 

@@ -115,6 +115,9 @@ struct FrameStats {
   size_t tilesPrefetch = 0;         // of those, for the predicted camera only (prefetch)
   uint64_t compressedToDevice = 0;  // host->device bytes this frame (StreamStats differences)
   uint64_t samplesToDevice = 0;
+  // The strategy's VRAM-resident compressed cache (cuda --cache vram; 0 elsewhere): tiles
+  // decoded from it this frame, and the bytes resident in it now.
+  uint64_t cacheHits = 0, cacheBytes = 0;
   // Imagery (0 without it): tiles uploaded this frame, queued/decoding, resident, atlas layers,
   // wanted by this view (incl. ancestors), missing, corrupt so far; archive bytes read and
   // texture bytes uploaded this frame. colourMissing: after a drawn frame, the imagery tiles the

@@ -13,6 +13,15 @@
 // reused); unmap on the same stream orders the writes before GL's next use of the texture. No
 // decompressed sample crosses PCIe or touches the CPU; the host never waits for the GPU except
 // when a pair is reused while its previous batch is still running.
+//
+// --cache vram (StreamOptions::vramCache): tiles are kept compressed in a device pool
+// (gpu/resident_decoder.h) whose bookkeeping is a CompressedCache (LRU, pins for batches in
+// flight). The loader thread validates each tile and lays it out as a pool entry, so the render
+// thread only copies bytes; a batch uploads 48-byte records for tiles already in the pool (hits)
+// and the entries of the others (misses), which it places in the pool before decoding. When the
+// whole archive fits, a preload thread loads it into the pool in the background (16 MiB copies),
+// after which no tile crosses PCIe again. A tile's entry is used by later batches only once the
+// batch (or preload chunk) that placed it has completed (state kPending -> kReady).
 #ifdef HF_HAVE_CUDA_STREAM
 
 #include <glad/gl.h>
@@ -20,8 +29,11 @@
 #include <cuda_gl_interop.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -33,7 +45,9 @@
 #include "archive/archive.h"
 #include "gpu/cuda_util.h"
 #include "gpu/decoder.h"
+#include "gpu/resident_decoder.h"
 #include "render/gl/stream_gl.h"
+#include "render/stream/compressed_cache.h"
 
 namespace hfr {
 
@@ -41,11 +55,13 @@ namespace {
 
 class CudaStreamStrategy final : public StreamStrategy {
  public:
-  CudaStreamStrategy(const hfa::ArchiveReader& archive, int streams)
+  CudaStreamStrategy(const hfa::ArchiveReader& archive, const StreamOptions& options)
       : archive_(archive), p_(archive.header().tileSize()) {
-    pairs_.resize(size_t(std::max(1, streams)));
+    pairs_.resize(size_t(std::max(1, options.streams)));
     for (auto& pr : pairs_) pr = std::make_unique<Pair>();
+    if (options.vramCache) makeVram(options.cacheMiB);
     loader_ = std::thread([this] { load(); });
+    if (vram_ && vram_->preload) vram_->preloader = std::thread([this] { preload(); });
   }
   ~CudaStreamStrategy() override {
     stopLoader();
@@ -66,9 +82,15 @@ class CudaStreamStrategy final : public StreamStrategy {
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t t : queue_) active_.erase(t);
     queue_.clear();
+    if (vram_) {
+      for (size_t t : vram_->hits) active_.erase(t);
+      vram_->hits.clear();
+    }
     for (size_t t : tiles) {
       if (t >= archive_.tiles().size()) continue;
-      if (active_.insert(t).second) queue_.push_back(t);
+      if (!active_.insert(t).second) continue;
+      if (vram_ && vram_->state[t] == kReady) vram_->hits.push_back(t);  // no read needed
+      else queue_.push_back(t);
     }
     last_ = tiles;
     if (!queue_.empty()) wake_.notify_all();
@@ -126,6 +148,10 @@ class CudaStreamStrategy final : public StreamStrategy {
       std::lock_guard<std::mutex> lock(mutex_);
       s = stats_;
       s.requested = active_.size();
+      if (vram_) {
+        s.cacheBytes = vram_->index.usedBytes();
+        s.cacheCapacity = vram_->index.capacity();
+      }
     }
     if (fallback_) {
       const StreamStats f = fallback_->stats();
@@ -138,6 +164,12 @@ class CudaStreamStrategy final : public StreamStrategy {
       s.samplesToDevice += f.samplesToDevice;
     }
     return s;
+  }
+
+  void finishPrefetch() override {
+    if (fallback_ || !vram_ || !vram_->preload) return;
+    std::unique_lock<std::mutex> lock(mutex_);
+    vram_->preloadedCv.wait(lock, [&] { return vram_->preloadDone; });
   }
 
   // Batches whose decode has completed are finished now (no wait): their surfaces are freed and
@@ -170,6 +202,24 @@ class CudaStreamStrategy final : public StreamStrategy {
     const uint8_t* data;
     size_t size;
     std::string error;
+    // --cache vram: the tile's pool entry (loader thread), or a hit (no bytes needed).
+    std::vector<uint8_t> entryBytes;
+    hfgpu::ResidentEntry entry;
+    bool hit = false;
+  };
+  enum : uint8_t { kAbsent = 0, kPending = 1, kReady = 2 };
+  // --cache vram. Guarded by mutex_ except `pool` (fixed) and the preload thread's own data.
+  struct Vram {
+    std::unique_ptr<hfgpu::ResidentPool> pool;
+    CompressedCache index;
+    std::vector<hfgpu::ResidentEntry> entries;  // per tile, valid unless kAbsent
+    std::vector<uint8_t> state;                 // per tile
+    std::deque<size_t> hits;                    // requested tiles that are kReady
+    bool preload = false, preloadDone = false;
+    std::condition_variable preloadedCv;
+    std::atomic<bool> stopPreload{false};
+    std::thread preloader;
+    explicit Vram(uint64_t bytes) : index(bytes, 256) {}
   };
   struct Pair {
     hfgpu::GpuDecoder decoder;
@@ -179,10 +229,12 @@ class CudaStreamStrategy final : public StreamStrategy {
     bool busy = false;
     std::vector<size_t> tiles;  // of the batch in flight (for the OutOfRange report)
     std::vector<cudaSurfaceObject_t> surfaces;
+    hfgpu::ResidentBatch resident;  // --cache vram
+    std::vector<size_t> misses;     // --cache vram: entries this batch places (kPending)
   };
 
   Loaded read(size_t tile) const {
-    Loaded l{tile, nullptr, 0, {}};
+    Loaded l{tile, nullptr, 0, {}, {}, {}, false};
     if (!archive_.payload(tile, l.data, l.size, l.error)) {
       if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
       return l;
@@ -194,6 +246,11 @@ class CudaStreamStrategy final : public StreamStrategy {
     else if (archive_.tiles()[tile].codec == hfa::Codec::Raw || info.width != p_ ||
              info.height != p_ || info.type != archive_.header().sampleType)
       l.error = archive_.tileName(tile) + ": patch geometry or sample type disagrees with the header";
+    else if (vram_) {
+      // Validation and layout here, off the render thread.
+      const hfpac::Status st = hfgpu::makeResidentEntry(l.data, l.size, l.entryBytes, l.entry);
+      if (st != hfpac::Status::Ok) l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(st);
+    }
     return l;
   }
 
@@ -221,6 +278,100 @@ class CudaStreamStrategy final : public StreamStrategy {
     }
     wake_.notify_all();
     if (loader_.joinable()) loader_.join();
+    if (vram_) {
+      vram_->stopPreload = true;
+      if (vram_->preloader.joinable()) vram_->preloader.join();
+    }
+  }
+
+  // The pool: cacheMiB, or the whole archive's entries when they fit in half the free device
+  // memory (else that half). The whole archive is preloaded when it fits.
+  void makeVram(double cacheMiB) {
+    uint64_t whole = 0;
+    for (const auto& t : archive_.tiles())
+      whole += (hfgpu::residentEntryBound(t.size, p_, p_) + 255) / 256 * 256;
+    size_t freeBytes = 0, totalBytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const uint64_t half = freeBytes / 2;
+    const uint64_t budget = cacheMiB > 0 ? uint64_t(cacheMiB * 1024 * 1024) : std::min<uint64_t>(whole, half);
+    if (budget > freeBytes)
+      throw std::runtime_error("--cache vram:" + std::to_string(int64_t(cacheMiB)) + " is more than the " +
+                               std::to_string(freeBytes >> 20) + " MiB of free device memory");
+    vram_ = std::make_unique<Vram>(std::max<uint64_t>(budget, 1 << 20));
+    vram_->pool = std::make_unique<hfgpu::ResidentPool>(vram_->index.capacity());
+    vram_->entries.resize(archive_.tiles().size());
+    vram_->state.assign(archive_.tiles().size(), kAbsent);
+    vram_->preload = whole <= vram_->index.capacity();
+    vram_->preloadDone = !vram_->preload;
+  }
+
+  // The background load of the whole archive into the pool, in archive order (coarse levels
+  // first), through a 16 MiB pinned buffer; tiles the render thread placed already are skipped.
+  void preload() {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      constexpr size_t kChunk = size_t(16) << 20;
+      hfgpu::Stream stream;
+      hfgpu::PinnedBuffer<uint8_t> chunk(kChunk);
+      struct Placed {
+        size_t tile;
+        uint64_t poolOffset, chunkOffset, bytes;
+      };
+      std::vector<Placed> placed;
+      size_t used = 0;
+      auto flush = [&] {
+        if (placed.empty()) return;
+        for (size_t i = 0; i < placed.size();) {  // contiguous runs in one copy
+          size_t j = i + 1;
+          uint64_t n = placed[i].bytes;
+          while (j < placed.size() && placed[j].poolOffset == placed[i].poolOffset + n &&
+                 placed[j].chunkOffset == placed[i].chunkOffset + n)
+            n += placed[j++].bytes;
+          CUDA_CHECK(cudaMemcpyAsync(vram_->pool->base() + placed[i].poolOffset, chunk.get() + placed[i].chunkOffset,
+                                     size_t(n), cudaMemcpyHostToDevice, stream));
+          i = j;
+        }
+        stream.synchronize();
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (const Placed& pl : placed)
+          if (vram_->state[pl.tile] == kPending && vram_->index.contains(pl.tile)) vram_->state[pl.tile] = kReady;
+        stats_.compressedToDevice += used;
+        placed.clear();
+        used = 0;
+      };
+      std::vector<uint8_t> bytes;
+      for (size_t t = 0; t < archive_.tiles().size() && !vram_->stopPreload; ++t) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (vram_->index.contains(t)) continue;
+        }
+        Loaded l = read(t);
+        if (!l.error.empty() || l.entryBytes.size() > kChunk) continue;  // the demand path reports it
+        if (used + l.entryBytes.size() > kChunk) flush();
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          stats_.bytesRead += archive_.tiles()[t].size;
+          if (vram_->index.contains(t)) continue;
+          std::vector<size_t> evicted;
+          const int64_t at = vram_->index.insert(t, l.entry.bytes, &evicted);
+          for (size_t k : evicted) vram_->state[k] = kAbsent;
+          if (at < 0) break;  // full after all (entries larger than their bound): stop
+          l.entry.offset = uint64_t(at);
+          vram_->entries[t] = l.entry;
+          vram_->state[t] = kPending;
+        }
+        std::memcpy(chunk.get() + used, l.entryBytes.data(), l.entryBytes.size());
+        placed.push_back({t, l.entry.offset, used, l.entryBytes.size()});
+        used += l.entryBytes.size();
+      }
+      flush();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "Warning: cuda streaming: preloading the VRAM cache: %s\n", e.what());
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    vram_->preloadDone = true;
+    stats_.preloadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    vram_->preloadedCv.notify_all();
   }
 
   bool ensureInterop(TileSink& sink) {
@@ -264,7 +415,14 @@ class CudaStreamStrategy final : public StreamStrategy {
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.deviceMs += ms;
     }
-    const std::vector<hfpac::Status> st = pr.decoder.statuses();
+    const std::vector<hfpac::Status> st = vram_ ? pr.resident.statuses() : pr.decoder.statuses();
+    if (vram_) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (size_t t : pr.tiles) vram_->index.unpin(t);
+      for (size_t t : pr.misses)
+        if (vram_->state[t] == kPending && vram_->index.contains(t)) vram_->state[t] = kReady;
+      pr.misses.clear();
+    }
     for (size_t i = 0; i < st.size() && i < pr.tiles.size(); ++i)
       if (st[i] == hfpac::Status::OutOfRange)
         std::fprintf(stderr, "Warning: %s: %s (clamped)\n", archive_.tileName(pr.tiles[i]).c_str(),
@@ -273,8 +431,171 @@ class CudaStreamStrategy final : public StreamStrategy {
     pr.surfaces.clear();
   }
 
+  // Maps the atlas on the pair's stream and makes one surface per touched layer (kept until the
+  // pair is finished).
+  hfgpu::Target mapLayers(Pair& pr, const std::map<uint32_t, uint32_t>& layerIndex) {
+    CUDA_CHECK(cudaGraphicsMapResources(1, &resource_, pr.stream));
+    pr.surfaces.assign(layerIndex.size(), 0);
+    for (const auto& [layer, index] : layerIndex) {
+      cudaArray_t array = nullptr;
+      CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, resource_, layer, 0));
+      cudaResourceDesc rd{};
+      rd.resType = cudaResourceTypeArray;
+      rd.res.array.array = array;
+      CUDA_CHECK(cudaCreateSurfaceObject(&pr.surfaces[index], &rd));
+    }
+    return hfgpu::Target::surfaceSet(pr.surfaces.data(), int(pr.surfaces.size()));
+  }
+  // Unmaps on the pair's stream (ordering the writes before GL's next use) and marks it busy.
+  void unmapLayers(Pair& pr, const std::vector<size_t>& tiles) {
+    CUDA_CHECK(cudaGraphicsUnmapResources(1, &resource_, pr.stream));
+    pr.done.record(pr.stream);
+    pr.busy = true;
+    pr.tiles = tiles;
+  }
+
+  // --cache vram: one batch of hits (entries in the pool) and misses (loaded entries, placed in
+  // the pool by this batch), at most maxTiles (only `only` when given).
+  size_t deliverResident(TileSink& sink, size_t maxTiles, const size_t* only) {
+    Vram& v = *vram_;
+    if (only) {  // start-up: a tile the preload is placing right now is ready within a chunk
+      for (int i = 0; i < 5000; ++i) {
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (v.state[*only] != kPending) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    std::vector<Loaded> batch;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (only) {
+        for (auto it = ready_.begin(); it != ready_.end(); ++it)
+          if (it->tile == *only) {
+            batch.push_back(std::move(*it));
+            ready_.erase(it);
+            break;
+          }
+      } else {
+        while (!v.hits.empty() && batch.size() < maxTiles) {
+          Loaded l{v.hits.front(), nullptr, 0, {}, {}, {}, true};
+          v.hits.pop_front();
+          batch.push_back(std::move(l));
+        }
+        while (!ready_.empty() && batch.size() < maxTiles) {
+          batch.push_back(std::move(ready_.front()));
+          ready_.pop_front();
+        }
+      }
+    }
+    if (batch.empty()) return 0;
+    Pair& pr = *pairs_[next_ % pairs_.size()];
+    finish(pr);  // its previous batch: staging free, entries unpinned
+    pr.resident.clear();
+    std::vector<size_t> tiles, finished, again;  // again: evicted since requested: read again
+    std::vector<AtlasSlot> slots;
+    std::deque<Loaded> later;                     // being placed by another batch: next time
+    std::map<uint32_t, uint32_t> layerIndex;
+    size_t failed = 0, dropped = 0, hits = 0, misses = 0;
+    for (Loaded& l : batch) {
+      const size_t t = l.tile;
+      if (!l.error.empty()) {
+        finished.push_back(t);
+        sink.failed(t, l.error);
+        ++failed;
+        continue;
+      }
+      hfgpu::ResidentEntry e;
+      bool miss = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (v.state[t] == kReady) {
+          e = v.entries[t];
+          v.index.find(t);  // most recently used
+        } else if (l.hit) {
+          again.push_back(t);
+          continue;
+        } else if (v.state[t] == kPending) {
+          later.push_back(std::move(l));
+          continue;
+        } else {
+          std::vector<size_t> evicted;
+          const int64_t at = v.index.insert(t, l.entry.bytes, &evicted);
+          for (size_t k : evicted) v.state[k] = kAbsent;
+          if (at < 0) {  // the pool is full of entries in flight: next time
+            later.push_back(std::move(l));
+            continue;
+          }
+          e = l.entry;
+          e.offset = uint64_t(at);
+          v.entries[t] = e;
+          v.state[t] = kPending;
+          miss = true;
+        }
+        v.index.pin(t);
+      }
+      AtlasSlot slot;
+      const bool reserved = sink.reserve(t, slot);
+      bool added = false;
+      if (reserved) {  // (a layer whose only tile is refused below keeps an unused surface: harmless)
+        hfgpu::ResidentTarget d;
+        d.surface = layerIndex.emplace(slot.layer, uint32_t(layerIndex.size())).first->second;
+        d.x = int(slot.x);
+        d.y = int(slot.y);
+        added = miss ? pr.resident.addMiss(l.entryBytes.data(), e, d) : pr.resident.addHit(e, d);
+      }
+      if (!added) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        v.index.unpin(t);
+        if (miss) {
+          v.index.erase(t);
+          v.state[t] = kAbsent;
+        }
+        finished.push_back(t);
+        if (reserved) {
+          sink.failed(t, archive_.tileName(t) + ": not decodable into its atlas slot");
+          ++failed;
+        } else {
+          ++dropped;
+        }
+        continue;
+      }
+      (miss ? misses : hits) += 1;
+      if (miss) pr.misses.push_back(t);
+      finished.push_back(t);
+      tiles.push_back(t);
+      slots.push_back(slot);
+    }
+    size_t committed = 0;
+    uint64_t upload = 0;
+    if (!tiles.empty()) {
+      ++next_;
+      pr.start.record(pr.stream);
+      const hfgpu::Target target = mapLayers(pr, layerIndex);
+      upload = pr.resident.uploadBytes();
+      pr.resident.launchAsync(*v.pool, hfgpu::DecodeMode::All, target, pr.stream);
+      unmapLayers(pr, tiles);
+      for (size_t i = 0; i < tiles.size(); ++i) sink.commit(tiles[i], slots[i]);
+      committed = tiles.size();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t t : finished) active_.erase(t);
+    for (auto it = later.rbegin(); it != later.rend(); ++it) ready_.push_front(std::move(*it));
+    for (size_t t : again) queue_.push_front(t);
+    if (!again.empty()) wake_.notify_all();
+    stats_.delivered += committed;
+    stats_.failed += failed;
+    stats_.dropped += dropped;
+    stats_.compressedToDevice += upload;
+    stats_.cacheHits += hits;
+    stats_.cacheMisses += misses;
+    return committed;
+  }
+
   // One batch: at most maxTiles loaded tiles (only `only` when given) decoded into the atlas.
   size_t deliverBatch(TileSink& sink, size_t maxTiles, const size_t* only = nullptr) {
+    if (vram_) return deliverResident(sink, maxTiles, only);
     std::vector<Loaded> batch;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -330,25 +651,10 @@ class CudaStreamStrategy final : public StreamStrategy {
       const std::vector<hfpac::Status> valid = pr.decoder.plan().statuses();
       blob = pr.decoder.plan().blobBytes();
       pr.decoder.uploadAsync(pr.stream);
-      CUDA_CHECK(cudaGraphicsMapResources(1, &resource_, pr.stream));
-      std::vector<cudaSurfaceObject_t> surfaces(layerIndex.size());
-      for (const auto& [layer, index] : layerIndex) {
-        cudaArray_t array = nullptr;
-        CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, resource_, layer, 0));
-        cudaResourceDesc rd{};
-        rd.resType = cudaResourceTypeArray;
-        rd.res.array.array = array;
-        CUDA_CHECK(cudaCreateSurfaceObject(&surfaces[index], &rd));
-      }
-      pr.surfaces = surfaces;
-      pr.decoder.decodeAsync(hfgpu::DecodeMode::All,
-                             hfgpu::Target::surfaceSet(pr.surfaces.data(), int(pr.surfaces.size())),
-                             pr.stream);
+      const hfgpu::Target target = mapLayers(pr, layerIndex);
+      pr.decoder.decodeAsync(hfgpu::DecodeMode::All, target, pr.stream);
       pr.decoder.fetchStatusesAsync(pr.stream);
-      CUDA_CHECK(cudaGraphicsUnmapResources(1, &resource_, pr.stream));
-      pr.done.record(pr.stream);
-      pr.busy = true;
-      pr.tiles = tiles;
+      unmapLayers(pr, tiles);
       for (size_t i = 0; i < tiles.size(); ++i) {
         if (i < valid.size() && valid[i] != hfpac::Status::Ok) {
           sink.failed(tiles[i], archive_.tileName(tiles[i]) + ": " + hfpac::statusMessage(valid[i]));
@@ -374,6 +680,7 @@ class CudaStreamStrategy final : public StreamStrategy {
   size_t next_ = 0;
   cudaGraphicsResource_t resource_ = nullptr;
   std::unique_ptr<StreamStrategy> fallback_;
+  std::unique_ptr<Vram> vram_;  // --cache vram
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
@@ -396,7 +703,7 @@ std::unique_ptr<StreamStrategy> makeCudaStreamStrategy(const hfa::ArchiveReader&
     return nullptr;
   }
   try {
-    return std::make_unique<CudaStreamStrategy>(archive, options.streams);
+    return std::make_unique<CudaStreamStrategy>(archive, options);
   } catch (const std::exception& e) {
     note = std::string("CUDA error: ") + e.what();
     return nullptr;

@@ -4,6 +4,8 @@
 #include <glad/gl.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -26,6 +28,31 @@ bool cudaStreamBuilt() { return true; }
 #else
 bool cudaStreamBuilt() { return false; }
 #endif
+
+bool parseCacheOption(const std::string& text, StreamOptions& options, std::string& error) {
+  if (text == "host") {
+    options.vramCache = false;
+    options.cacheMiB = 0;
+    return true;
+  }
+  if (text == "vram") {
+    options.vramCache = true;
+    options.cacheMiB = 0;
+    return true;
+  }
+  if (text.rfind("vram:", 0) == 0) {
+    const std::string n = text.substr(5);
+    char* end = nullptr;
+    const double mib = std::strtod(n.c_str(), &end);
+    if (!n.empty() && end && !*end && std::isfinite(mib) && mib > 0 && mib <= 1 << 24) {
+      options.vramCache = true;
+      options.cacheMiB = mib;
+      return true;
+    }
+  }
+  error = "--cache: '" + text + "' is not host, vram or vram:MiB (MiB > 0)";
+  return false;
+}
 
 #ifndef HF_HAVE_CUDA_COLOUR
 std::unique_ptr<ColourStream> makeCudaColourStream(const hfa::ArchiveReader&, himg::Bc1Mode, std::string& note, int,

@@ -23,7 +23,17 @@ namespace hfr {
 struct StreamOptions {
   int threads = 0;  // cpu: decode threads (0 = hardware concurrency - 1)
   int streams = 2;  // cuda: CUDA streams used round-robin (--streams K)
+  // cuda: where compressed tiles wait between decodes (--cache host|vram[:MiB]). "host": in the
+  // archive's mapping, so every decode sends its tile over PCIe. "vram": in a device pool of
+  // cacheMiB MiB (0 = the whole archive when it fits in half the free device memory, else that
+  // half), least recently used out; tiles enter when first decoded, and the whole archive is
+  // loaded in the background when it fits, after which nothing but 48-byte records crosses PCIe.
+  bool vramCache = false;
+  double cacheMiB = 0;
 };
+
+// Parses "host", "vram" or "vram:MiB" (MiB > 0) into `options`; false and a one-line error else.
+bool parseCacheOption(const std::string& text, StreamOptions& options, std::string& error);
 
 // "cpu", "raw" or "cuda". nullptr and a one-line error for an unknown name or an archive the
 // strategy cannot read (raw on a compressed archive, cuda on a raw one). When "cuda" cannot run

@@ -127,6 +127,12 @@ struct StreamStats {
   // GPU time of the strategy's own device work that has completed so far (cuda: copy + decode
   // batches, from CUDA events), milliseconds; 0 for strategies that upload through GL.
   double deviceMs = 0;
+  // The VRAM-resident compressed cache (cuda with --cache vram; 0 elsewhere): tiles decoded
+  // from device memory (hits) or sent over PCIe first (misses), the bytes resident now and the
+  // pool's size; preloadMs is how long the background load of the whole archive took (0 while
+  // it runs or when there is none).
+  uint64_t cacheHits = 0, cacheMisses = 0, cacheBytes = 0, cacheCapacity = 0;
+  double preloadMs = 0;
 };
 
 class StreamStrategy {
@@ -146,6 +152,10 @@ class StreamStrategy {
   // Collects the figures of device work that has completed (StreamStats::deviceMs); never
   // waits. Benchmarks call it after the GPU finished a frame.
   virtual void pollCompleted() {}
+  // Waits until background prefetching into a cache has finished (cuda --cache vram loads the
+  // whole archive into device memory when it fits); benchmarks call it before timing, so that
+  // a run measures fills from the cache and not its loading. Returns at once elsewhere.
+  virtual void finishPrefetch() {}
   // Frees GL/CUDA resources while the context is still current (the renderer calls it from its
   // destructor). The strategy is unusable afterwards.
   virtual void releaseGl() {}

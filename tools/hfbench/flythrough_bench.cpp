@@ -121,6 +121,13 @@ std::string baseName(const std::string& path) {
   return b.empty() ? "flythrough" : b;
 }
 
+// MB/s as a reader writes it ("2000", "12.5"), never in exponent form.
+std::string mbpsText(double mbps) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", mbps);
+  return buf;
+}
+
 uint64_t payloadBytes(const hfa::ArchiveReader& a) {
   uint64_t n = 0;
   for (const auto& t : a.tiles()) n += t.size;
@@ -882,13 +889,13 @@ int runFlythroughCommand(int argc, char** argv) {
     ioLine = buf;
   }
   if (ioLimitMBps > 0)
-    ioLine += "; payload reads limited to " + general3(ioLimitMBps) +
+    ioLine += "; payload reads limited to " + mbpsText(ioLimitMBps) +
               " MB/s (one simulated channel shared by every reader: archive/read_limit.h)";
   if (!writeReport(report, name, command, device, note, rs, fly, ars, paths, runs, plotFile, bc1Skipped, warmupFrames,
                    ioLine, error))
     return fail(error);
   if (!jsonPath.empty()) {
-    const std::string io = ioLimitMBps > 0 ? general3(ioLimitMBps) : ioMode;
+    const std::string io = ioLimitMBps > 0 ? mbpsText(ioLimitMBps) : ioMode;
     const std::string json = flythroughJson(name, command, device, note, io, ioMode == "cold", rs, ars, runs);
     if (!writeReportFile(jsonPath, json, error)) return fail(error);
   }

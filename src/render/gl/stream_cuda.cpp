@@ -333,8 +333,10 @@ class CudaStreamStrategy final : public StreamStrategy {
         }
         stream.synchronize();
         std::lock_guard<std::mutex> lock(mutex_);
-        for (const Placed& pl : placed)
+        for (const Placed& pl : placed) {
+          vram_->index.unpin(pl.tile);
           if (vram_->state[pl.tile] == kPending && vram_->index.contains(pl.tile)) vram_->state[pl.tile] = kReady;
+        }
         stats_.compressedToDevice += used;
         placed.clear();
         used = 0;
@@ -359,6 +361,7 @@ class CudaStreamStrategy final : public StreamStrategy {
           l.entry.offset = uint64_t(at);
           vram_->entries[t] = l.entry;
           vram_->state[t] = kPending;
+          vram_->index.pin(t);  // never evicted (and its place reused) while its copy is in flight
         }
         std::memcpy(chunk.get() + used, l.entryBytes.data(), l.entryBytes.size());
         placed.push_back({t, l.entry.offset, used, l.entryBytes.size()});

@@ -78,13 +78,17 @@ struct RunSpec {
 
 // The settings of one run: its imagery choice on top of the common ones.
 // Runs that upload imagery as RGBA8 (8 bytes per BC1 byte) get 8 x the imagery part of the
-// budget, so that every run holds the same number of imagery layers and height slots.
-hfr::RenderSettings runSettings(const hfr::RenderSettings& rs, const RunSpec& spec) {
+// budget, so that every run holds the same number of imagery layers and height slots. Only
+// when the run's archive has imagery: without it the renderer gives the whole budget to
+// heights, and an inflated budget would hand `raw` a bigger height atlas (a finer view, more
+// triangles) than the runs it is compared with.
+hfr::RenderSettings runSettings(const hfr::RenderSettings& rs, const RunSpec& spec, const hfa::ArchiveReader& archive) {
   hfr::RenderSettings r = rs;
   if (spec.imagery == "off") r.imagery = false;
   else if (!spec.imagery.empty()) r.imageryStream = spec.imagery;
   const bool rgba8 = spec.imagery == "raw" || (spec.imagery.empty() && spec.strategy == "raw");
-  if (rgba8 && r.imagery) {
+  const bool hasImagery = archive.hasImagery() && !archive.imageryTiles().empty();
+  if (rgba8 && r.imagery && hasImagery) {
     const double colour = rs.atlasBudgetMiB * rs.imageryBudgetFraction;
     const double heights = rs.atlasBudgetMiB - colour;
     r.atlasBudgetMiB = heights + 8 * colour;
@@ -523,7 +527,7 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
     j.field("median_frame_ms", m.sum.medianMs).field("max_frame_ms_after_first", m.sum.maxAfterFirstMs);
     j.field("triangles_per_frame", m.sum.meanTriangles);
     j.field("triangles_per_pixel", m.sum.meanTriangles / double(std::max(1, rs.width * rs.height)));
-    j.field("frames", m.sum.frames);
+    j.field("frames", m.sum.frames).field("atlas_slots", m.run.atlasSlots);
     j.endObject();
   }
   j.endArray();
@@ -780,7 +784,7 @@ int runFlythroughCommand(int argc, char** argv) {
       auto strategy = makeStrategy(spec, error, snote);
       if (!strategy) return fail(error);
       hfr::FlythroughRun discard;
-      if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec), wfly, discard, error))
+      if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec, *archives[size_t(spec.archive)]), wfly, discard, error))
         return fail(spec.label + " (warm-up): " + error);
     }
     if (!quiet)
@@ -811,7 +815,7 @@ int runFlythroughCommand(int argc, char** argv) {
       if (!quiet)
         std::fprintf(stderr, "hfbench flythrough: %s%s ...\n", spec.label.c_str(),
                      repeats > 1 ? (" (repeat " + std::to_string(r + 1) + ")").c_str() : "");
-      if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec), fly, m.run, error))
+      if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec, *archives[size_t(spec.archive)]), fly, m.run, error))
         return fail(spec.label + ": " + error);
       m.name = strategy->name();
       m.sum = hfr::summarize(m.run);
@@ -850,7 +854,7 @@ int runFlythroughCommand(int argc, char** argv) {
     auto strategy = makeStrategy(m.spec, error, snote);
     if (!strategy) return fail(error);
     if (!prepareIo(*archives[size_t(m.spec.archive)], error)) return fail(error);
-    if (!hfr::measureAtlasFill(*archives[size_t(m.spec.archive)], *strategy, runSettings(rs, m.spec), fly,
+    if (!hfr::measureAtlasFill(*archives[size_t(m.spec.archive)], *strategy, runSettings(rs, m.spec, *archives[size_t(m.spec.archive)]), fly,
                                m.run.atlasFill, error))
       return fail(m.spec.label + ": " + error);
     if (!quiet)

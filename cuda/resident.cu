@@ -1,8 +1,6 @@
 // resident.cu - the device half of a resident batch (src/gpu/resident_decoder.h): copy the
-// batch's misses into the pool, then expand every tile's descriptors from its pool entry into
-// the arrays the decode kernels (decode.cu, decode_rbuc.cu) read. Both are plain copies: the
-// entries were validated and laid out on the host (DecodePlan::writeEntry), so nothing here
-// parses a stream.
+// batch's misses into the pool. (The descriptors are then built from the pool by
+// cuda/descriptors.cu, as for any batch.)
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -25,47 +23,15 @@ __global__ void copyEntries(const ResidentCopy* __restrict__ copies, const uint8
   for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
 }
 
-// One block per tile: its PatchDesc with the pool position and destination of this batch, and
-// its AreaDescs pointing at the batch's patch index.
-__global__ void expandDescriptors(const ResidentRecord* __restrict__ records, const uint8_t* __restrict__ pool,
-                                  PatchDesc* __restrict__ patches, AreaDesc* __restrict__ areas,
-                                  uint64_t layeredAreas) {
-  const uint32_t i = blockIdx.x;
-  const ResidentRecord r = records[i];
-  const uint8_t* entry = pool + r.entryByte;
-  if (threadIdx.x == 0) {
-    PatchDesc d = *reinterpret_cast<const PatchDesc*>(entry);
-    d.streamWord = (r.entryByte + residentWordsOffset(r.areas)) / 4;
-    d.dstOffset = r.dstOffset;
-    d.dstPitch = r.dstPitch;
-    d.surface = r.surface;
-    d.dstX = r.dstX;
-    d.dstY = r.dstY;
-    patches[i] = d;
-  }
-  const AreaDesc* src = reinterpret_cast<const AreaDesc*>(entry + sizeof(PatchDesc));
-  AreaDesc* dst = areas + (r.rbuc ? layeredAreas : 0) + r.areaStart;
-  for (uint32_t a = threadIdx.x; a < r.areas; a += blockDim.x) {
-    AreaDesc d = src[a];
-    d.patch = i;
-    dst[a] = d;
-  }
-}
-
 }  // namespace
 
-void launchResidentPrepare(const ResidentLaunch& l, void* streamPtr) {
+void launchResidentCopies(const ResidentCopy* copies, uint64_t count, const uint8_t* batch, uint8_t* pool,
+                          void* streamPtr) {
+  if (count == 0) return;
   const cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
   // Grid x is limited to 2^31 - 1 blocks; a batch has at most a few thousand tiles.
-  if (l.copyCount > 0) {
-    copyEntries<<<unsigned(l.copyCount), kThreads, 0, stream>>>(l.copies, l.batch, l.pool);
-    CUDA_CHECK(cudaGetLastError());
-  }
-  if (l.recordCount > 0) {
-    expandDescriptors<<<unsigned(l.recordCount), 128, 0, stream>>>(l.records, l.pool, l.patches, l.areas,
-                                                                     l.layeredAreas);
-    CUDA_CHECK(cudaGetLastError());
-  }
+  copyEntries<<<unsigned(count), kThreads, 0, stream>>>(copies, batch, pool);
+  CUDA_CHECK(cudaGetLastError());
 }
 
 }  // namespace hfgpu::detail

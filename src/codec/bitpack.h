@@ -10,6 +10,15 @@
 #include <cstring>
 #include <vector>
 
+// Functions shared with the CUDA kernels are __host__ __device__ under nvcc.
+#ifndef HFPAC_HD
+#ifdef __CUDACC__
+#define HFPAC_HD __host__ __device__
+#else
+#define HFPAC_HD
+#endif
+#endif
+
 namespace hfpac::detail {
 
 inline uint32_t loadWordLE(const uint8_t* p) {
@@ -17,7 +26,7 @@ inline uint32_t loadWordLE(const uint8_t* p) {
   return uint32_t(p[0]) | (uint32_t(p[1]) << 8) | (uint32_t(p[2]) << 16) | (uint32_t(p[3]) << 24);
 }
 
-inline uint32_t lowMask(int bits) { return bits >= 32 ? 0xffffffffu : ((1u << bits) - 1u); }
+HFPAC_HD inline uint32_t lowMask(int bits) { return bits >= 32 ? 0xffffffffu : ((1u << bits) - 1u); }
 
 // Reads fields from a section of `words` 32-bit words at `base`. The caller has checked that
 // every field it asks for lies inside the section; the second word is fetched only if it exists,
@@ -81,10 +90,10 @@ class BitWriter {
 };
 
 // Bytes of a section holding `bits` bits: whole 32-bit words.
-inline uint64_t sectionBytes(uint64_t bits) { return ((bits + 31) / 32) * 4; }
+HFPAC_HD inline uint64_t sectionBytes(uint64_t bits) { return ((bits + 31) / 32) * 4; }
 
 inline uint32_t zigzag(int32_t v) { return (uint32_t(v) << 1) ^ uint32_t(v >> 31); }
-inline int32_t unzigzag(uint32_t z) { return int32_t(z >> 1) ^ -int32_t(z & 1); }
+HFPAC_HD inline int32_t unzigzag(uint32_t z) { return int32_t(z >> 1) ^ -int32_t(z & 1); }
 
 // Number of bits needed to hold v (0 for 0).
 inline int bitLength(uint32_t v) {

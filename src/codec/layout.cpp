@@ -36,30 +36,6 @@ void writeHeader(const Header& h, uint8_t* out) {
   put32(out + 28, h.layer3Bytes);
 }
 
-Geometry makeGeometry(const Header& h) {
-  Geometry g;
-  g.width = h.width;
-  g.height = h.height;
-  g.areasX = (g.width + kAreaSide - 1) / kAreaSide;
-  g.areasY = (g.height + kAreaSide - 1) / kAreaSide;
-  g.areas = uint64_t(g.areasX) * uint64_t(g.areasY);
-  g.blocksX = (g.width + kBlockSide - 1) / kBlockSide;
-  g.blocksY = (g.height + kBlockSide - 1) / kBlockSide;
-  g.blocks = uint64_t(g.blocksX) * uint64_t(g.blocksY);
-  if (h.isFlat() || h.isStored()) return g;
-  g.segLog = h.segLog;
-  g.n = 1 << h.segLog;
-  g.segX = segmentCount(g.width, g.n);
-  g.segY = segmentCount(g.height, g.n);
-  const uint64_t sx = uint64_t(g.segX), sy = uint64_t(g.segY);
-  g.cornerBit = 0;
-  g.hedgeBit = g.cornerBit + (sx + 1) * (sy + 1) * h.cornerBits;
-  g.vedgeBit = g.hedgeBit + sx * (sy + 1) * h.edgeBits;
-  g.centreBit = g.vedgeBit + (sx + 1) * sy * h.edgeBits;
-  g.layer1Bits = g.centreBit + sx * sy * h.centreBits;
-  return g;
-}
-
 Status parseHeader(const uint8_t* data, size_t size, Header& h) {
   if (data == nullptr || size < size_t(kHeaderBytes)) return Status::TruncatedHeader;
   if (loadWordLE(data) != kMagic) return Status::BadMagic;

@@ -9,11 +9,7 @@
 #include "codec/bitpack.h"
 #include "codec/hfpac.h"
 
-#ifdef __CUDACC__
-#define HFPAC_HD __host__ __device__
-#else
-#define HFPAC_HD
-#endif
+// HFPAC_HD (codec/bitpack.h): __host__ __device__ under nvcc.
 
 namespace hfpac::detail {
 
@@ -59,12 +55,12 @@ struct Header {
   uint8_t cornerBits = 0, edgeBits = 0, centreBits = 0, highBits = 0, countBits = 0;
   uint32_t layer1Bytes = 0, layer2Bytes = 0, layer3Bytes = 0;  // section sizes after the header
 
-  bool isSigned() const { return flags & kFlagSigned; }
-  bool isFlat() const { return flags & kFlagFlat; }
-  bool perAreaBits() const { return flags & kFlagPerAreaBits; }
-  bool isStored() const { return flags & kFlagStored; }
-  bool isMasked() const { return flags & kFlagMasked; }
-  bool isRbuc() const { return flags & kFlagRbuc; }
+  HFPAC_HD bool isSigned() const { return flags & kFlagSigned; }
+  HFPAC_HD bool isFlat() const { return flags & kFlagFlat; }
+  HFPAC_HD bool perAreaBits() const { return flags & kFlagPerAreaBits; }
+  HFPAC_HD bool isStored() const { return flags & kFlagStored; }
+  HFPAC_HD bool isMasked() const { return flags & kFlagMasked; }
+  HFPAC_HD bool isRbuc() const { return flags & kFlagRbuc; }
 };
 
 void writeHeader(const Header& h, uint8_t* out);  // kHeaderBytes bytes
@@ -84,7 +80,6 @@ struct Geometry {
   // Section A (layer 1): bit offsets of the four groups of control points.
   uint64_t cornerBit = 0, hedgeBit = 0, vedgeBit = 0, centreBit = 0, layer1Bits = 0;
 };
-Geometry makeGeometry(const Header& h);
 
 // s for a segment size m = 2^s + 1 (5, 9, 17, 33), or -1 for any other size.
 inline int segLogForSize(int segment) {
@@ -102,11 +97,35 @@ HFPAC_HD inline int segmentCount(int samples, int n) {
   return samples <= 1 ? 1 : (samples - 1 + n - 1) / n;
 }
 
-inline int areaWidth(const Geometry& g, int ax) {
+HFPAC_HD inline Geometry makeGeometry(const Header& h) {
+  Geometry g;
+  g.width = h.width;
+  g.height = h.height;
+  g.areasX = (g.width + kAreaSide - 1) / kAreaSide;
+  g.areasY = (g.height + kAreaSide - 1) / kAreaSide;
+  g.areas = uint64_t(g.areasX) * uint64_t(g.areasY);
+  g.blocksX = (g.width + kBlockSide - 1) / kBlockSide;
+  g.blocksY = (g.height + kBlockSide - 1) / kBlockSide;
+  g.blocks = uint64_t(g.blocksX) * uint64_t(g.blocksY);
+  if (h.isFlat() || h.isStored()) return g;
+  g.segLog = h.segLog;
+  g.n = 1 << h.segLog;
+  g.segX = segmentCount(g.width, g.n);
+  g.segY = segmentCount(g.height, g.n);
+  const uint64_t sx = uint64_t(g.segX), sy = uint64_t(g.segY);
+  g.cornerBit = 0;
+  g.hedgeBit = g.cornerBit + (sx + 1) * (sy + 1) * h.cornerBits;
+  g.vedgeBit = g.hedgeBit + sx * (sy + 1) * h.edgeBits;
+  g.centreBit = g.vedgeBit + (sx + 1) * sy * h.edgeBits;
+  g.layer1Bits = g.centreBit + sx * sy * h.centreBits;
+  return g;
+}
+
+HFPAC_HD inline int areaWidth(const Geometry& g, int ax) {
   const int w = g.width - ax * kAreaSide;
   return w < kAreaSide ? w : kAreaSide;
 }
-inline int areaHeight(const Geometry& g, int ay) {
+HFPAC_HD inline int areaHeight(const Geometry& g, int ay) {
   const int h = g.height - ay * kAreaSide;
   return h < kAreaSide ? h : kAreaSide;
 }
@@ -199,8 +218,8 @@ HFPAC_HD inline int32_t halfStep(int b) { return b > 0 ? (1 << (b - 1)) : 0; }
 // Section B: [mask part, if masked] | area table | positions | high parts.
 // The mask part is: one word (u16 masked value, u16 0), 2-bit codes per area (whole words),
 // then the bitmaps of areas with code kMaskBitmap (aw * ah bits each, whole words).
-inline uint64_t maskCodesBytes(const Geometry& g) { return sectionBytes(g.areas * 2); }
-inline uint64_t maskPartBytes(const Geometry& g, uint64_t bitmapBits) {
+HFPAC_HD inline uint64_t maskCodesBytes(const Geometry& g) { return sectionBytes(g.areas * 2); }
+HFPAC_HD inline uint64_t maskPartBytes(const Geometry& g, uint64_t bitmapBits) {
   return 4 + maskCodesBytes(g) + sectionBytes(bitmapBits);
 }
 
@@ -210,7 +229,7 @@ struct Layer2Layout {
   uint64_t countsBit = 0;
   uint64_t tableBytes = 0;    // bytes of the b table + counts part
 };
-inline Layer2Layout makeLayer2Layout(const Header& h, const Geometry& g) {
+HFPAC_HD inline Layer2Layout makeLayer2Layout(const Header& h, const Geometry& g) {
   Layer2Layout l;
   const uint64_t tableBits = h.perAreaBits() ? g.areas * kAreaBitsFieldBits : 0;
   l.countsBit = tableBits;

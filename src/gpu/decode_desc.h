@@ -1,17 +1,21 @@
-// decode_desc.h - the descriptors the host side of the GPU decoder builds for its kernel
-// (internal: shared by src/gpu/*.cpp and cuda/decode.cu; plain C++, no CUDA types).
+// decode_desc.h - the descriptors the decode kernels read, and the per-tile records they are built
+// from (internal: shared by src/gpu/*.cpp and cuda/*.cu; plain C++, no CUDA types).
 //
 // A prepared batch is ONE blob, uploaded with one copy:
-//   [BatchHeader][PatchDesc x patches][AreaDesc x areas][AreaDesc x rbucAreas][stream words]
-// Every stream starts on a 16-byte boundary of the stream words; all offsets in the descriptors
-// are relative to the stream's first byte (so a stream is limited to 512 MiB: bit offsets fit
-// in 32 bits) or to the blob. The kernel runs one thread block per 16 x 16 area of every
-// patch that validated; a patch whose stream is corrupt has no AreaDesc, so no thread ever
-// reads its bytes. The areas of 2DRBUC patches (kKindRbuc) come after all the others and are
-// decoded by their own kernel (cuda/decode_rbuc.cu), launched after the layered one.
+//   [TileRecord x patches][stream words]
+// Every stream starts on a 16-byte boundary of the stream words. On the device a first kernel
+// (cuda/descriptors.cu, logic in desc_build.h) builds one PatchDesc per tile and one AreaDesc per
+// 16 x 16 area from the records and the streams themselves, so host->device bytes are the payload
+// plus 48 bytes per tile (issue 13); then the decode kernel runs one thread block per AreaDesc.
+// All offsets in the descriptors are relative to the stream's first byte (so a stream is limited
+// to 512 MiB: bit offsets fit in 32 bits) or to the words base. A patch whose stream failed host
+// validation has a record with no areas: a zero PatchDesc, no AreaDesc, so no thread ever reads
+// its bytes. The areas of 2DRBUC patches (kKindRbuc) come after all the others and are decoded by
+// their own kernel (cuda/decode_rbuc.cu), launched after the layered one.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace hfgpu::detail {
 
@@ -58,17 +62,47 @@ struct AreaDesc {          // 32 bytes; one thread block each
 // count, bits, highBit and posByte are 0.
 static_assert(sizeof(AreaDesc) == 32, "AreaDesc layout");
 
-struct BatchHeader {       // 64 bytes at the start of the blob
-  uint64_t patches;
-  uint64_t areas;
-  uint64_t patchOffset;    // byte offsets inside the blob
-  uint64_t areaOffset;
-  uint64_t wordsOffset;
-  uint64_t wordsBytes;
-  uint64_t rbucAreas;      // 2DRBUC AreaDescs, right after the `areas` layered ones
-  uint64_t reserved;
+// One tile of a launch: where its stream is, where it decodes to, where its AreaDescs go. The
+// device builds the tile's descriptors from this and the stream (desc_build.h).
+struct TileRecord {        // 48 bytes
+  uint64_t streamByte;     // the stream's first byte, from the launch's words base (16-aligned)
+  uint64_t dstOffset;      // linear target
+  uint32_t dstPitch;       // linear target (already resolved: >= width)
+  uint32_t surface;
+  int32_t dstX, dstY;
+  uint32_t areaStart;      // first AreaDesc of this tile in the layered or the 2DRBUC part
+  uint32_t areas;          // its AreaDescs; 0: the stream failed validation (zero PatchDesc)
+  uint32_t rbuc;           // 1: its areas go to the 2DRBUC part
+  uint32_t reserved;
 };
-static_assert(sizeof(BatchHeader) == 64, "BatchHeader layout");
+static_assert(sizeof(TileRecord) == 48, "TileRecord layout");
+
+struct DescriptorLaunch {
+  const TileRecord* records = nullptr;  // device
+  uint64_t recordCount = 0;
+  const uint32_t* words = nullptr;      // device: the base TileRecord::streamByte counts from
+  PatchDesc* patches = nullptr;         // out: one per record
+  AreaDesc* areas = nullptr;            // out: layered areas, then the 2DRBUC ones
+  uint64_t layeredAreas = 0;            // where the 2DRBUC part starts
+};
+
+// The descriptors DecodePlan::build computed on the host for its patches: the reference the
+// device build must reproduce (tests; defined in src/gpu/decoder.cpp).
+struct HostDescriptors {
+  std::vector<PatchDesc> patches;     // one per patch (zero for invalid ones)
+  std::vector<AreaDesc> areas;        // layered areas
+  std::vector<AreaDesc> rbucAreas;    // 2DRBUC areas
+};
+}  // namespace hfgpu::detail
+namespace hfgpu {
+class DecodePlan;
+}
+namespace hfgpu::detail {
+HostDescriptors hostDescriptors(const DecodePlan& plan);
+
+// Enqueues the descriptor build on `stream` (a cudaStream_t passed as void*). Defined in
+// cuda/descriptors.cu. Throws on launch errors.
+void launchBuildDescriptors(const DescriptorLaunch& launch, void* stream);
 
 enum class Mode : uint8_t { L1 = 1, L12 = 2, All = 3, Refine = 4 };
 
@@ -77,7 +111,7 @@ enum class Mode : uint8_t { L1 = 1, L12 = 2, All = 3, Refine = 4 };
 constexpr int kMaxSurfaces = 256;
 
 struct DecodeLaunch {
-  const PatchDesc* patches = nullptr;  // device pointers into the uploaded blob
+  const PatchDesc* patches = nullptr;  // device: built by launchBuildDescriptors
   const AreaDesc* areas = nullptr;
   const uint32_t* words = nullptr;
   uint32_t* flags = nullptr;           // one per patch, cleared by the caller
@@ -103,20 +137,6 @@ void launchDecodeRbuc(const DecodeLaunch& launch, void* stream);
 // (resident_decoder.h; kernels in cuda/resident.cu)
 namespace hfgpu::detail {
 
-// One tile of a resident batch: where its entry is in the pool and where it is decoded to.
-struct ResidentRecord {    // 48 bytes
-  uint64_t entryByte;      // pool offset of the entry ([PatchDesc][AreaDesc x areas][words])
-  uint64_t dstOffset;      // linear target
-  uint32_t dstPitch;       // linear target (already resolved: >= width)
-  uint32_t surface;
-  int32_t dstX, dstY;
-  uint32_t areaStart;      // first AreaDesc of this patch in the batch's layered or rbuc part
-  uint32_t areas;
-  uint32_t rbuc;           // 1: its areas go to the 2DRBUC part
-  uint32_t reserved;
-};
-static_assert(sizeof(ResidentRecord) == 48, "ResidentRecord layout");
-
 // A miss's entry bytes: from the uploaded batch into the pool.
 struct ResidentCopy {      // 24 bytes
   uint64_t srcByte;        // offset in the uploaded batch
@@ -125,25 +145,9 @@ struct ResidentCopy {      // 24 bytes
 };
 static_assert(sizeof(ResidentCopy) == 24, "ResidentCopy layout");
 
-// Where an entry's words start (its descriptors come first, 16-byte aligned).
-constexpr uint64_t residentWordsOffset(uint64_t areas) {
-  return (sizeof(PatchDesc) + areas * sizeof(AreaDesc) + 15) / 16 * 16;
-}
-
-struct ResidentLaunch {
-  const ResidentCopy* copies = nullptr;  // device
-  uint64_t copyCount = 0;
-  const uint8_t* batch = nullptr;        // device: the uploaded batch (copy sources)
-  const ResidentRecord* records = nullptr;  // device
-  uint64_t recordCount = 0;
-  uint8_t* pool = nullptr;
-  PatchDesc* patches = nullptr;          // out: one per record
-  AreaDesc* areas = nullptr;             // out: layered areas, then rbuc areas
-  uint64_t layeredAreas = 0;             // where the rbuc part starts
-};
-
-// Enqueues the copies into the pool, then the descriptor expansion, on `stream` (void* as
-// above). Defined in cuda/resident.cu.
-void launchResidentPrepare(const ResidentLaunch& launch, void* stream);
+// Enqueues the copies of a batch's misses (`count` of them, from the uploaded `batch` into
+// `pool`) on `stream` (void* as above). Defined in cuda/resident.cu.
+void launchResidentCopies(const ResidentCopy* copies, uint64_t count, const uint8_t* batch, uint8_t* pool,
+                          void* stream);
 
 }  // namespace hfgpu::detail

@@ -1,10 +1,12 @@
 // decoder.cpp - host side of the GPU decoder: validation, descriptors, blob, launches.
 //
 // Why one blob: a batch of small patches must cross PCIe in one copy, and the kernel must find
-// any point's bits without a host round trip. So the plan writes the per-patch and per-area
-// descriptors in front of the concatenated streams, and the whole thing goes up in one
-// cudaMemcpyAsync. Validation (codec/stream_index.h) is the CPU decoder's own code, so the GPU
-// accepts exactly the streams the CPU accepts.
+// any point's bits without a host round trip. So the plan writes a 48-byte record per patch in
+// front of the concatenated streams, the whole thing goes up in one cudaMemcpyAsync, and a first
+// kernel builds the per-patch and per-area descriptors from the records and the streams
+// (gpu/desc_build.h; the descriptors computed here on the host are the reference it must
+// match). Validation (codec/stream_index.h) is the CPU decoder's own code, so the GPU accepts
+// exactly the streams the CPU accepts.
 #include "gpu/decoder.h"
 
 #include <algorithm>
@@ -14,12 +16,13 @@
 #include "codec/stream_index.h"
 #include "gpu/cuda_util.h"
 #include "gpu/decode_desc.h"
+#include "gpu/desc_build.h"
 
 namespace hfgpu {
 
 using detail::AreaDesc;
-using detail::BatchHeader;
 using detail::PatchDesc;
+using detail::TileRecord;
 using hfpac::Status;
 
 namespace {
@@ -52,7 +55,23 @@ struct DecodePlan::Impl {
   std::vector<uint64_t> areaFirst;      // per patch: its first AreaDesc (in areas or rbucAreas)
   std::vector<uint32_t> areaCount;      // per patch: its AreaDescs
   uint64_t wordsBytes = 0, points = 0, streamBytes = 0;
-  uint64_t patchOffset = 0, areaOffset = 0, wordsOffset = 0, blobBytes = 0;
+  uint64_t wordsOffset = 0, blobBytes = 0;  // the blob: [TileRecord x patches][words]
+
+  TileRecord record(size_t i) const {
+    TileRecord r{};
+    if (!sources[i]) return r;  // invalid: no areas, a zero PatchDesc
+    const PatchDesc& d = patches[i];
+    r.streamByte = d.streamWord * 4;
+    r.dstOffset = d.dstOffset;
+    r.dstPitch = d.dstPitch;
+    r.surface = d.surface;
+    r.dstX = d.dstX;
+    r.dstY = d.dstY;
+    r.areaStart = uint32_t(areaFirst[i]);
+    r.areas = areaCount[i];
+    r.rbuc = d.kind == detail::kKindRbuc ? 1u : 0u;
+    return r;
+  }
 };
 
 DecodePlan::DecodePlan() : impl_(std::make_unique<Impl>()) {}
@@ -155,10 +174,7 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
     m.points += uint64_t(g.width) * uint64_t(g.height);
     m.streamBytes += idx.streamBytes;
   }
-  m.patchOffset = alignUp(sizeof(BatchHeader));
-  m.areaOffset = alignUp(m.patchOffset + m.patches.size() * sizeof(PatchDesc));
-  m.wordsOffset =
-      alignUp(m.areaOffset + (m.areas.size() + m.rbucAreas.size()) * sizeof(AreaDesc));
+  m.wordsOffset = alignUp(m.patches.size() * sizeof(TileRecord));
   m.blobBytes = m.wordsOffset + m.wordsBytes;
   return valid;
 }
@@ -167,23 +183,12 @@ size_t DecodePlan::blobBytes() const { return size_t(impl_->blobBytes); }
 
 void DecodePlan::writeBlob(uint8_t* dst) const {
   const Impl& m = *impl_;
-  BatchHeader bh{};
-  bh.patches = m.patches.size();
-  bh.areas = m.areas.size();
-  bh.patchOffset = m.patchOffset;
-  bh.areaOffset = m.areaOffset;
-  bh.wordsOffset = m.wordsOffset;
-  bh.wordsBytes = m.wordsBytes;
-  bh.rbucAreas = m.rbucAreas.size();
-  std::memset(dst, 0, size_t(m.patchOffset));
-  std::memcpy(dst, &bh, sizeof(bh));
-  if (!m.patches.empty())
-    std::memcpy(dst + m.patchOffset, m.patches.data(), m.patches.size() * sizeof(PatchDesc));
-  if (!m.areas.empty())
-    std::memcpy(dst + m.areaOffset, m.areas.data(), m.areas.size() * sizeof(AreaDesc));
-  if (!m.rbucAreas.empty())
-    std::memcpy(dst + m.areaOffset + m.areas.size() * sizeof(AreaDesc), m.rbucAreas.data(),
-                m.rbucAreas.size() * sizeof(AreaDesc));
+  for (size_t i = 0; i < m.patches.size(); ++i) {
+    const TileRecord r = m.record(i);
+    std::memcpy(dst + i * sizeof(TileRecord), &r, sizeof r);
+  }
+  const size_t recordsEnd = m.patches.size() * sizeof(TileRecord);
+  std::memset(dst + recordsEnd, 0, size_t(m.wordsOffset - recordsEnd));
   uint8_t* words = dst + m.wordsOffset;
   for (size_t i = 0; i < m.sources.size(); ++i) {
     if (!m.sources[i]) continue;
@@ -200,29 +205,15 @@ size_t DecodePlan::entryAreas(size_t i) const {
 size_t DecodePlan::entryBytes(size_t i) const {
   const Impl& m = *impl_;
   if (i >= m.sources.size() || !m.sources[i]) return 0;
-  return size_t(alignUp(sizeof(PatchDesc) + uint64_t(m.areaCount[i]) * sizeof(AreaDesc)) +
-                alignUp(m.sourceBytes[i]));
+  return size_t(alignUp(m.sourceBytes[i]));
 }
 
 void DecodePlan::writeEntry(size_t i, uint8_t* dst) const {
   const Impl& m = *impl_;
   if (i >= m.sources.size() || !m.sources[i]) return;
-  PatchDesc d = m.patches[i];
-  d.streamWord = 0;  // relative to the entry's words; the batch sets the pool position
-  d.dstOffset = 0;
-  d.dstPitch = 0;
-  d.surface = 0;
-  d.dstX = d.dstY = 0;
-  std::memcpy(dst, &d, sizeof d);
-  const std::vector<AreaDesc>& list = d.kind == detail::kKindRbuc ? m.rbucAreas : m.areas;
-  const size_t n = m.areaCount[i];
-  if (n) std::memcpy(dst + sizeof d, list.data() + m.areaFirst[i], n * sizeof(AreaDesc));
-  const uint64_t descEnd = sizeof d + uint64_t(n) * sizeof(AreaDesc);
-  const uint64_t words = alignUp(descEnd);
-  std::memset(dst + descEnd, 0, size_t(words - descEnd));
   const uint64_t bytes = m.sourceBytes[i];
-  std::memcpy(dst + words, m.sources[i], size_t(bytes));
-  std::memset(dst + words + bytes, 0, size_t(alignUp(bytes) - bytes));
+  std::memcpy(dst, m.sources[i], size_t(bytes));
+  std::memset(dst + bytes, 0, size_t(alignUp(bytes) - bytes));
 }
 
 size_t DecodePlan::patchCount() const { return impl_->patches.size(); }
@@ -232,12 +223,21 @@ uint64_t DecodePlan::areaCount() const { return impl_->areas.size() + impl_->rbu
 uint64_t DecodePlan::points() const { return impl_->points; }
 uint64_t DecodePlan::streamBytes() const { return impl_->streamBytes; }
 
+namespace detail {
+HostDescriptors hostDescriptors(const DecodePlan& plan) {
+  const DecodePlan::Impl& m = plan.impl();
+  return HostDescriptors{m.patches, m.areas, m.rbucAreas};
+}
+}  // namespace detail
+
 // ---------------------------------------------------------------- DeviceBatch
 
 struct DeviceBatch::Impl {
   DeviceBuffer<uint8_t> blob;
+  DeviceBuffer<PatchDesc> patchDescs;  // built on the device from the blob
+  DeviceBuffer<AreaDesc> areaDescs;    // layered areas, then the 2DRBUC ones
   DeviceBuffer<uint32_t> flags;
-  uint64_t patches = 0, areas = 0, rbucAreas = 0, patchOffset = 0, areaOffset = 0, wordsOffset = 0;
+  uint64_t patches = 0, areas = 0, rbucAreas = 0, wordsOffset = 0;
 };
 
 DeviceBatch::DeviceBatch() : impl_(std::make_unique<Impl>()) {}
@@ -254,12 +254,20 @@ void DeviceBatch::uploadAsync(const DecodePlan& plan, const uint8_t* pinned_blob
   m.patches = p.patches.size();
   m.areas = p.areas.size();
   m.rbucAreas = p.rbucAreas.size();
-  m.patchOffset = p.patchOffset;
-  m.areaOffset = p.areaOffset;
   m.wordsOffset = p.wordsOffset;
-  if (p.blobBytes > 0)
-    CUDA_CHECK(cudaMemcpyAsync(m.blob.get(), pinned_blob, size_t(p.blobBytes),
-                               cudaMemcpyHostToDevice, stream));
+  if (p.blobBytes == 0) return;
+  CUDA_CHECK(cudaMemcpyAsync(m.blob.get(), pinned_blob, size_t(p.blobBytes),
+                             cudaMemcpyHostToDevice, stream));
+  m.patchDescs.reserve(std::max<size_t>(size_t(m.patches), 1));
+  m.areaDescs.reserve(std::max<size_t>(size_t(m.areas + m.rbucAreas), 1));
+  detail::DescriptorLaunch dl;
+  dl.records = reinterpret_cast<const TileRecord*>(m.blob.get());
+  dl.recordCount = m.patches;
+  dl.words = reinterpret_cast<const uint32_t*>(m.blob.get() + m.wordsOffset);
+  dl.patches = m.patchDescs.get();
+  dl.areas = m.areaDescs.get();
+  dl.layeredAreas = m.areas;
+  detail::launchBuildDescriptors(dl, stream);
 }
 
 void DeviceBatch::decodeAsync(DecodeMode mode, const Target& target, cudaStream_t stream) {
@@ -270,8 +278,8 @@ void DeviceBatch::decodeAsync(DecodeMode mode, const Target& target, cudaStream_
     throw std::invalid_argument("hfgpu: decodeAsync needs a linear base or 1..256 surfaces");
   CUDA_CHECK(cudaMemsetAsync(m.flags.get(), 0, size_t(m.patches) * sizeof(uint32_t), stream));
   detail::DecodeLaunch l;
-  l.patches = reinterpret_cast<const PatchDesc*>(m.blob.get() + m.patchOffset);
-  l.areas = reinterpret_cast<const AreaDesc*>(m.blob.get() + m.areaOffset);
+  l.patches = m.patchDescs.get();
+  l.areas = m.areaDescs.get();
   l.words = reinterpret_cast<const uint32_t*>(m.blob.get() + m.wordsOffset);
   l.flags = m.flags.get();
   l.areaCount = m.areas;

@@ -106,10 +106,9 @@ class DecodePlan {
   uint64_t points() const;                               // samples of the valid patches
   uint64_t streamBytes() const;                          // compressed bytes of valid patches
 
-  // Resident entries (resident_decoder.h): valid patch i's descriptors and stream words as one
-  // relocatable block, [PatchDesc][its AreaDescs][stream words], 16-byte aligned parts. The
-  // descriptors' destination fields and AreaDesc::patch are placeholders the device fills per
-  // batch. entryBytes() is 0 for an invalid patch; writeEntry() writes entryBytes(i) bytes.
+  // Resident entries (resident_decoder.h): valid patch i's stream words, zero-padded to a
+  // multiple of 16 bytes (the device builds the descriptors from them, like from a blob).
+  // entryBytes() is 0 for an invalid patch; writeEntry() writes entryBytes(i) bytes.
   size_t entryBytes(size_t i) const;
   size_t entryAreas(size_t i) const;   // AreaDescs in the entry (layered or 2DRBUC ones)
   void writeEntry(size_t i, uint8_t* dst) const;

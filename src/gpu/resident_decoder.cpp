@@ -1,7 +1,7 @@
-// resident_decoder.cpp - host side of resident batches (resident_decoder.h): entries are laid
-// out by DecodePlan (the same validation and descriptors as a normal batch), a batch is records
-// + miss entries in one pinned upload, and the decode is GpuDecoder's kernels reading their
-// stream words from the pool.
+// resident_decoder.cpp - host side of resident batches (resident_decoder.h): entries are
+// validated by DecodePlan (the same checks as a normal batch), a batch is records + miss entries
+// in one pinned upload, and the descriptors are built on the device from the pool (as for any
+// batch) before GpuDecoder's kernels decode, reading their stream words from the pool.
 #include "gpu/resident_decoder.h"
 
 #include <algorithm>
@@ -16,7 +16,7 @@ namespace hfgpu {
 using detail::AreaDesc;
 using detail::PatchDesc;
 using detail::ResidentCopy;
-using detail::ResidentRecord;
+using detail::TileRecord;
 using hfpac::Status;
 
 namespace {
@@ -44,13 +44,14 @@ Status makeResidentEntry(const uint8_t* data, size_t size, std::vector<uint8_t>&
 
 uint64_t residentEntryBound(uint64_t payload, int width, int height) {
   const uint64_t areas = uint64_t((std::max(width, 1) + 15) / 16) * uint64_t((std::max(height, 1) + 15) / 16);
-  return detail::residentWordsOffset(areas) + align16(payload);
+  (void)areas;  // entries are the stream words alone: the descriptors are built on the device
+  return align16(payload);
 }
 
 ResidentPool::ResidentPool(uint64_t bytes) : memory_(size_t(std::max<uint64_t>(bytes, 256))) {}
 
 struct ResidentBatch::Impl {
-  std::vector<ResidentRecord> records;
+  std::vector<TileRecord> records;
   std::vector<ResidentCopy> copies;       // srcByte relative to the entries part for now
   std::vector<const uint8_t*> missData;   // per copy
   uint64_t missBytes = 0, layeredAreas = 0, rbucAreas = 0;
@@ -64,16 +65,17 @@ struct ResidentBatch::Impl {
   bool uploadPending = false, flagsFetched = false;
   size_t launched = 0;  // tiles of the last launch (the flags' count)
 
-  uint64_t recordsBytes() const { return align16(records.size() * sizeof(ResidentRecord)); }
+  uint64_t recordsBytes() const { return align16(records.size() * sizeof(TileRecord)); }
   uint64_t copiesBytes() const { return align16(copies.size() * sizeof(ResidentCopy)); }
 
   bool add(const ResidentEntry& e, const ResidentTarget& dst) {
     const uint64_t pitch = dst.dstPitch ? dst.dstPitch : e.width;
     if (dst.x < 0 || dst.y < 0 || dst.surface >= uint32_t(kMaxSurfacesPerLaunch) || pitch < e.width ||
-        pitch > 0xffffffffull || e.offset % 16 != 0 || e.bytes < detail::residentWordsOffset(e.areas))
+        pitch > 0xffffffffull || e.offset % 16 != 0 || e.bytes < uint32_t(hfpac::kHeaderBytes) ||
+        e.areas == 0)
       return false;
-    ResidentRecord r{};
-    r.entryByte = e.offset;
+    TileRecord r{};
+    r.streamByte = e.offset;
     r.dstOffset = dst.dstOffset;
     r.dstPitch = uint32_t(pitch);
     r.surface = dst.surface;
@@ -134,8 +136,8 @@ void ResidentBatch::launchAsync(const ResidentPool& pool, DecodeMode mode, const
     throw std::invalid_argument("hfgpu: resident decode needs a linear base or 1..256 surfaces");
   for (const ResidentCopy& c : m.copies)
     if (c.dstByte + c.bytes > pool.capacity()) throw std::invalid_argument("hfgpu: resident entry outside the pool");
-  for (const ResidentRecord& r : m.records)
-    if (r.entryByte + detail::residentWordsOffset(r.areas) > pool.capacity())
+  for (const TileRecord& r : m.records)
+    if (r.streamByte + uint64_t(hfpac::kHeaderBytes) > pool.capacity())
       throw std::invalid_argument("hfgpu: resident entry outside the pool");
   // [records][copies][miss entries]
   const uint64_t recordsAt = 0, copiesAt = m.recordsBytes(), entriesAt = copiesAt + m.copiesBytes();
@@ -143,7 +145,7 @@ void ResidentBatch::launchAsync(const ResidentPool& pool, DecodeMode mode, const
   m.staging.reserve(size_t(total));
   uint8_t* s = m.staging.get();
   std::memset(s, 0, size_t(entriesAt));
-  std::memcpy(s + recordsAt, m.records.data(), m.records.size() * sizeof(ResidentRecord));
+  std::memcpy(s + recordsAt, m.records.data(), m.records.size() * sizeof(TileRecord));
   for (size_t i = 0; i < m.copies.size(); ++i) {
     ResidentCopy c = m.copies[i];
     std::memcpy(s + entriesAt + c.srcByte, m.missData[i], size_t(c.bytes));
@@ -161,17 +163,16 @@ void ResidentBatch::launchAsync(const ResidentPool& pool, DecodeMode mode, const
   m.areas.reserve(size_t(std::max<uint64_t>(m.layeredAreas + m.rbucAreas, 1)));
   m.flags.reserve(n);
   m.hostFlags.reserve(n);
-  detail::ResidentLaunch rl;
-  rl.copies = reinterpret_cast<const ResidentCopy*>(m.batch.get() + copiesAt);
-  rl.copyCount = m.copies.size();
-  rl.batch = m.batch.get();
-  rl.records = reinterpret_cast<const ResidentRecord*>(m.batch.get() + recordsAt);
-  rl.recordCount = n;
-  rl.pool = pool.base();
-  rl.patches = m.patches.get();
-  rl.areas = m.areas.get();
-  rl.layeredAreas = m.layeredAreas;
-  detail::launchResidentPrepare(rl, stream);
+  detail::launchResidentCopies(reinterpret_cast<const ResidentCopy*>(m.batch.get() + copiesAt), m.copies.size(),
+                               m.batch.get(), pool.base(), stream);
+  detail::DescriptorLaunch dl;
+  dl.records = reinterpret_cast<const TileRecord*>(m.batch.get() + recordsAt);
+  dl.recordCount = n;
+  dl.words = reinterpret_cast<const uint32_t*>(pool.base());
+  dl.patches = m.patches.get();
+  dl.areas = m.areas.get();
+  dl.layeredAreas = m.layeredAreas;
+  detail::launchBuildDescriptors(dl, stream);
 
   CUDA_CHECK(cudaMemsetAsync(m.flags.get(), 0, n * sizeof(uint32_t), stream));
   detail::DecodeLaunch l;

@@ -19,13 +19,14 @@
 //   ... synchronise ...; batch.statuses();
 //
 // Contract:
-// - An entry is one stream validated by the CPU decoder's own checks (like DecodePlan::build)
-//   and laid out as [PatchDesc][AreaDescs][stream words] (decode_desc.h). A stream that fails
-//   validation gives its status and no entry: it never reaches the device.
+// - An entry is one stream validated by the CPU decoder's own checks (like DecodePlan::build):
+//   its words, zero-padded to a multiple of 16 bytes. A stream that fails validation gives its
+//   status and no entry: it never reaches the device.
 // - launchAsync() uploads the batch (records, and the bytes of its misses) with ONE copy, then on
-//   the same stream copies the misses into the pool, expands the per-patch and per-area
-//   descriptors from the pool entries, and runs the same decode kernels as GpuDecoder (so the
-//   result is bit-identical to hfpac::decode). Entries of a batch must not overlap each other.
+//   the same stream copies the misses into the pool, builds the per-patch and per-area
+//   descriptors from the pool entries (decode_desc.h, as for any batch), and runs the same
+//   decode kernels as GpuDecoder (so the result is bit-identical to hfpac::decode). Entries of a
+//   batch must not overlap each other.
 // - Hits must have been placed by a miss whose batch was ordered before this one (same stream,
 //   or the caller waited for it): nothing here tracks which entries are valid.
 // - The caller must not overwrite an entry (by a later miss at the same place) while a batch
@@ -103,7 +104,7 @@ class ResidentBatch {
   uint64_t uploadBytes() const;   // what launchAsync copies host -> device
   uint64_t missBytes() const;     // the part of it that is entries (the rest: records)
 
-  // Upload, copy the misses into `pool`, expand the descriptors, decode, fetch the per-tile flags.
+  // Upload, copy the misses into `pool`, build the descriptors, decode, fetch the per-tile flags.
   void launchAsync(const ResidentPool& pool, DecodeMode mode, const Target& target, cudaStream_t stream);
   // Per tile in add order: Ok or OutOfRange (clamped values, as GpuDecoder); valid once the
   // stream of the last launchAsync() has been synchronised.

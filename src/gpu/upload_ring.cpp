@@ -12,14 +12,11 @@ using hfpac::Status;
 namespace {
 
 // Upper bound of the blob bytes one patch adds (header-only read; an unreadable stream adds
-// only its descriptor).
+// only its record).
 size_t blobEstimate(const PatchInput& p) {
   hfpac::PatchInfo info;
-  size_t bytes = 64 + 16;
-  if (hfpac::readInfo(p.data, p.size, info) == Status::Ok) {
-    const size_t areas = size_t((info.width + 15) / 16) * size_t((info.height + 15) / 16);
-    bytes += areas * 32 + std::min<size_t>(p.size, info.streamBytes) + 16;
-  }
+  size_t bytes = 48 + 16;  // its TileRecord (and alignment)
+  if (hfpac::readInfo(p.data, p.size, info) == Status::Ok) bytes += std::min<size_t>(p.size, info.streamBytes) + 16;
   return bytes;
 }
 

@@ -11,6 +11,7 @@
 
 #include "codec/layout.h"
 #include "gpu/decode_desc.h"
+#include "gpu/desc_build.h"
 #include "gpu/decode_math.h"
 #include "gpu/decoder.h"
 #include "test_util.h"
@@ -217,22 +218,43 @@ void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<Area
   for (size_t i = 0; i < covered.size(); ++i) ASSERT_EQ(covered[i], 1) << "area " << i;
 }
 
-// Host transcription of decodeAreas (linear target): per area, per point; then the 2DRBUC
-// areas (decodeRbucAreas), which the blob holds after the layered ones.
-void emulate(const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>& dst, std::vector<uint32_t>& flags,
-             bool strips = false) {
-  BatchHeader bh;
-  std::memcpy(&bh, blob.data(), sizeof(bh));
-  std::vector<PatchDesc> patches(bh.patches);
-  std::vector<AreaDesc> areas(bh.areas), rbucAreas(bh.rbucAreas);
-  if (bh.patches) std::memcpy(patches.data(), blob.data() + bh.patchOffset, bh.patches * sizeof(PatchDesc));
-  if (bh.areas) std::memcpy(areas.data(), blob.data() + bh.areaOffset, bh.areas * sizeof(AreaDesc));
-  if (bh.rbucAreas)
-    std::memcpy(rbucAreas.data(), blob.data() + bh.areaOffset + bh.areas * sizeof(AreaDesc),
-                bh.rbucAreas * sizeof(AreaDesc));
-  std::vector<uint32_t> words(bh.wordsBytes / 4 + 1, 0xDEADBEEF);
-  std::memcpy(words.data(), blob.data() + bh.wordsOffset, bh.wordsBytes);
-  flags.assign(bh.patches, 0);
+// Host transcription of the device half of a batch: the descriptors built from the blob's
+// records and streams (desc_build.h sequentially, which must equal what the plan computed on
+// the host, field by field), then decodeAreas (linear target) per area, per point; then the
+// 2DRBUC areas (decodeRbucAreas), which come after the layered ones.
+void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>& dst,
+             std::vector<uint32_t>& flags, bool strips = false) {
+  const size_t n = plan.patchCount();
+  const size_t wordsOffset = (n * sizeof(TileRecord) + 15) / 16 * 16;
+  ASSERT_LE(wordsOffset, blob.size());
+  std::vector<TileRecord> records(n);
+  if (n) std::memcpy(records.data(), blob.data(), n * sizeof(TileRecord));
+  std::vector<uint32_t> words((blob.size() - wordsOffset) / 4 + 1, 0xDEADBEEF);
+  std::memcpy(words.data(), blob.data() + wordsOffset, blob.size() - wordsOffset);
+  uint64_t layered = 0, rbuc = 0;
+  for (const TileRecord& r : records) (r.rbuc ? rbuc : layered) += r.areas;
+  std::vector<PatchDesc> patches(n);
+  std::vector<AreaDesc> areas(layered), rbucAreas(rbuc);
+  for (size_t i = 0; i < n; ++i) {
+    const TileRecord& r = records[i];
+    ASSERT_LE(r.areaStart + uint64_t(r.areas), r.rbuc ? rbuc : layered);
+    buildTileDescriptors(words.data(), r, uint32_t(i), &patches[i], (r.rbuc ? rbucAreas : areas).data() + r.areaStart);
+  }
+  const HostDescriptors host = hostDescriptors(plan);
+  ASSERT_EQ(host.patches.size(), n);
+  ASSERT_EQ(host.areas.size(), areas.size());
+  ASSERT_EQ(host.rbucAreas.size(), rbucAreas.size());
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(std::memcmp(&host.patches[i], &patches[i], sizeof(PatchDesc)), 0) << "PatchDesc " << i;
+  for (size_t i = 0; i < areas.size(); ++i)
+    ASSERT_EQ(std::memcmp(&host.areas[i], &areas[i], sizeof(AreaDesc)), 0)
+        << "AreaDesc " << i << " of patch " << host.areas[i].patch << ": lowBit " << host.areas[i].lowBit << " vs "
+        << areas[i].lowBit << ", highBit " << host.areas[i].highBit << " vs " << areas[i].highBit << ", posByte "
+        << host.areas[i].posByte << " vs " << areas[i].posByte << ", maskBit " << host.areas[i].maskBit << " vs "
+        << areas[i].maskBit;
+  for (size_t i = 0; i < rbucAreas.size(); ++i)
+    ASSERT_EQ(std::memcmp(&host.rbucAreas[i], &rbucAreas[i], sizeof(AreaDesc)), 0) << "2DRBUC AreaDesc " << i;
+  flags.assign(n, 0);
   const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
   if (strips) emulateStrips(patches, areas, words, mode, dst, flags);
   for (const AreaDesc& ad : areas) {
@@ -407,8 +429,8 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
     SCOPED_TRACE(int(mode) + (strips ? 10 : 0));
     std::vector<uint16_t> dst(at, 0x1234);
     std::vector<uint32_t> flags;
-    if (mode == Mode::Refine) emulate(blob, Mode::L1, dst, flags, strips);
-    emulate(blob, mode, dst, flags, strips);
+    if (mode == Mode::Refine) emulate(plan, blob, Mode::L1, dst, flags, strips);
+    emulate(plan, blob, mode, dst, flags, strips);
     const hfpac::Layers layers = mode == Mode::L1 ? hfpac::Layers::L1 : mode == Mode::L12 ? hfpac::Layers::L12 : hfpac::Layers::All;
     for (size_t i = 0; i + 1 < streams.size(); ++i) {
       std::vector<uint16_t> cpu;
@@ -488,8 +510,8 @@ TEST(GpuDecodePlan, CorruptRbucStreamsGetCpuStatus) {
     SCOPED_TRACE(int(mode));
     std::vector<uint16_t> dst(at, 0x1234);
     std::vector<uint32_t> flags;
-    if (mode == Mode::Refine) emulate(blob, Mode::L1, dst, flags);
-    emulate(blob, mode, dst, flags);
+    if (mode == Mode::Refine) emulate(plan, blob, Mode::L1, dst, flags);
+    emulate(plan, blob, mode, dst, flags);
     const std::vector<Status> st = hfgpu::mergeStatuses(plan.statuses(), flags.data());
     const hfpac::Layers layers = mode == Mode::L1 ? hfpac::Layers::L1 : mode == Mode::L12 ? hfpac::Layers::L12 : hfpac::Layers::All;
     for (size_t i = 0; i < items.size(); ++i) {

@@ -54,8 +54,57 @@ struct DecodePlan::Impl {
   std::vector<uint64_t> sourceBytes;
   std::vector<uint64_t> areaFirst;      // per patch: its first AreaDesc (in areas or rbucAreas)
   std::vector<uint32_t> areaCount;      // per patch: its AreaDescs
+  std::vector<uint8_t> rbucPatch;       // per patch: 1 when its areas go to the 2DRBUC part
   uint64_t wordsBytes = 0, points = 0, streamBytes = 0;
+  uint64_t layeredAreas = 0, rbucAreaCount = 0;  // AreaDescs the device builds
   uint64_t wordsOffset = 0, blobBytes = 0;  // the blob: [TileRecord x patches][words]
+
+  void reset(size_t count) {
+    statuses.assign(count, Status::Ok);
+    infos.assign(count, hfpac::PatchInfo{});
+    patches.assign(count, PatchDesc{});
+    areas.clear();
+    rbucAreas.clear();
+    sources.assign(count, nullptr);
+    sourceBytes.assign(count, 0);
+    areaFirst.assign(count, 0);
+    areaCount.assign(count, 0);
+    rbucPatch.assign(count, 0);
+    wordsBytes = points = streamBytes = layeredAreas = rbucAreaCount = 0;
+  }
+  // Destination checks shared by both builds: InvalidArgument when the patch cannot be placed.
+  static Status checkDestination(const PatchInput& p, uint64_t width, uint64_t streamBytes) {
+    const uint64_t pitch = p.dstPitch ? p.dstPitch : width;
+    if (streamBytes > kMaxStreamBytes || pitch < width || pitch > 0xffffffffull || p.x < 0 || p.y < 0 ||
+        p.surface >= uint32_t(kMaxSurfacesPerLaunch))
+      return Status::InvalidArgument;
+    return Status::Ok;
+  }
+  // The words, the areas and the destination of valid patch i (both builds).
+  void place(size_t i, const PatchInput& p, uint64_t width, uint64_t height, uint64_t bytes, uint32_t areasOf,
+             bool rbuc) {
+    PatchDesc& d = patches[i];
+    d.streamWord = wordsBytes / 4;
+    d.dstOffset = p.dstOffset;
+    d.dstPitch = uint32_t(p.dstPitch ? p.dstPitch : size_t(width));
+    d.surface = p.surface;
+    d.dstX = p.x;
+    d.dstY = p.y;
+    uint64_t& counter = rbuc ? rbucAreaCount : layeredAreas;
+    rbucPatch[i] = rbuc ? 1 : 0;
+    areaFirst[i] = counter;
+    areaCount[i] = areasOf;
+    counter += areasOf;
+    sources[i] = p.data;
+    sourceBytes[i] = bytes;
+    wordsBytes += alignUp(bytes);
+    points += width * height;
+    streamBytes += bytes;
+  }
+  void finishLayout() {
+    wordsOffset = alignUp(patches.size() * sizeof(TileRecord));
+    blobBytes = wordsOffset + wordsBytes;
+  }
 
   TileRecord record(size_t i) const {
     TileRecord r{};
@@ -69,7 +118,7 @@ struct DecodePlan::Impl {
     r.dstY = d.dstY;
     r.areaStart = uint32_t(areaFirst[i]);
     r.areas = areaCount[i];
-    r.rbuc = d.kind == detail::kKindRbuc ? 1u : 0u;
+    r.rbuc = rbucPatch[i];
     return r;
   }
 };
@@ -81,49 +130,33 @@ DecodePlan& DecodePlan::operator=(DecodePlan&&) noexcept = default;
 
 size_t DecodePlan::build(const PatchInput* in, size_t count) {
   Impl& m = *impl_;
-  m.statuses.assign(count, Status::Ok);
-  m.infos.assign(count, hfpac::PatchInfo{});
-  m.patches.assign(count, PatchDesc{});
-  m.areas.clear();
-  m.rbucAreas.clear();
-  m.sources.assign(count, nullptr);
-  m.sourceBytes.assign(count, 0);
-  m.areaFirst.assign(count, 0);
-  m.areaCount.assign(count, 0);
-  m.wordsBytes = m.points = m.streamBytes = 0;
+  m.reset(count);
   size_t valid = 0;
   hfpac::detail::StreamIndex idx;
   for (size_t i = 0; i < count; ++i) {
     const PatchInput& p = in[i];
     Status st = hfpac::detail::indexStream(p.data, p.size, idx);
     if (st == Status::Ok) st = hfpac::readInfo(p.data, p.size, m.infos[i]);
-    if (st == Status::Ok) {
-      const uint64_t pitch = p.dstPitch ? p.dstPitch : uint64_t(idx.g.width);
-      if (idx.streamBytes > kMaxStreamBytes || pitch < uint64_t(idx.g.width) ||
-          pitch > 0xffffffffull || p.x < 0 || p.y < 0 || p.surface >= uint32_t(kMaxSurfacesPerLaunch))
-        st = Status::InvalidArgument;
-    }
+    if (st == Status::Ok) st = Impl::checkDestination(p, uint64_t(idx.g.width), idx.streamBytes);
     m.statuses[i] = st;
     if (st != Status::Ok) continue;
     ++valid;
     const hfpac::detail::Header& h = idx.h;
     const hfpac::detail::Geometry& g = idx.g;
+    const uint8_t kind = h.isFlat()     ? detail::kKindFlat
+                         : h.isStored() ? detail::kKindStored
+                         : h.isRbuc()   ? detail::kKindRbuc
+                                        : detail::kKindCoded;
+    m.place(i, p, uint64_t(g.width), uint64_t(g.height), idx.streamBytes, uint32_t(g.areasX * g.areasY),
+            kind == detail::kKindRbuc);
+    // The host's descriptors: the reference for the device build (hostDescriptors, tests).
     PatchDesc& d = m.patches[i];
-    d.streamWord = m.wordsBytes / 4;
-    d.dstOffset = p.dstOffset;
-    d.dstPitch = uint32_t(p.dstPitch ? p.dstPitch : size_t(g.width));
-    d.surface = p.surface;
-    d.dstX = p.x;
-    d.dstY = p.y;
     d.width = uint16_t(g.width);
     d.height = uint16_t(g.height);
     d.base = h.base;
     d.flip = h.isSigned() ? 0x8000u : 0u;
     d.maskOut = uint16_t(idx.maskValue ^ d.flip);
-    d.kind = h.isFlat()     ? detail::kKindFlat
-             : h.isStored() ? detail::kKindStored
-             : h.isRbuc()   ? detail::kKindRbuc
-                            : detail::kKindCoded;
+    d.kind = kind;
     d.segLog = h.segLog;
     d.cornerBits = h.cornerBits;
     d.edgeBits = h.edgeBits;
@@ -137,8 +170,6 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
     d.centreBit = uint32_t(a0 + g.centreBit);
 
     const uint32_t patchIndex = uint32_t(i);
-    m.areaFirst[i] = d.kind == detail::kKindRbuc ? m.rbucAreas.size() : m.areas.size();
-    m.areaCount[i] = uint32_t(g.areasX * g.areasY);
     for (int ay = 0; ay < g.areasY; ++ay)
       for (int ax = 0; ax < g.areasX; ++ax) {
         AreaDesc a{};
@@ -168,15 +199,44 @@ size_t DecodePlan::build(const PatchInput* in, size_t count) {
         }
         m.areas.push_back(a);
       }
-    m.sources[i] = p.data;
-    m.sourceBytes[i] = idx.streamBytes;
-    m.wordsBytes += alignUp(idx.streamBytes);
-    m.points += uint64_t(g.width) * uint64_t(g.height);
-    m.streamBytes += idx.streamBytes;
   }
-  m.wordsOffset = alignUp(m.patches.size() * sizeof(TileRecord));
-  m.blobBytes = m.wordsOffset + m.wordsBytes;
+  m.finishLayout();
   return valid;
+}
+
+size_t DecodePlan::buildValidated(const PatchInput* in, const ValidatedStream* checked, size_t count) {
+  Impl& m = *impl_;
+  m.reset(count);
+  size_t valid = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const PatchInput& p = in[i];
+    const ValidatedStream& v = checked[i];
+    Status st = v.status;
+    if (st == Status::Ok) m.infos[i] = v.info;  // like build(): known even if the destination is refused
+    if (st == Status::Ok && (!p.data || p.size < v.streamBytes || v.streamBytes < uint64_t(hfpac::kHeaderBytes)))
+      st = Status::InvalidArgument;  // not the stream that was validated
+    if (st == Status::Ok) st = Impl::checkDestination(p, v.width, v.streamBytes);
+    m.statuses[i] = st;
+    if (st != Status::Ok) continue;
+    ++valid;
+    m.place(i, p, v.width, v.height, v.streamBytes, v.areas, v.rbuc);
+  }
+  m.finishLayout();
+  return valid;
+}
+
+ValidatedStream validateStream(const uint8_t* data, size_t size) {
+  ValidatedStream v;
+  hfpac::detail::StreamIndex idx;
+  v.status = hfpac::detail::indexStream(data, size, idx);
+  if (v.status == Status::Ok) v.status = hfpac::readInfo(data, size, v.info);
+  if (v.status != Status::Ok) return v;
+  v.streamBytes = idx.streamBytes;
+  v.width = uint16_t(idx.g.width);
+  v.height = uint16_t(idx.g.height);
+  v.areas = uint32_t(idx.g.areasX * idx.g.areasY);
+  v.rbuc = idx.h.isRbuc() && !idx.h.isFlat() && !idx.h.isStored();
+  return v;
 }
 
 size_t DecodePlan::blobBytes() const { return size_t(impl_->blobBytes); }
@@ -219,7 +279,7 @@ void DecodePlan::writeEntry(size_t i, uint8_t* dst) const {
 size_t DecodePlan::patchCount() const { return impl_->patches.size(); }
 const std::vector<Status>& DecodePlan::statuses() const { return impl_->statuses; }
 const std::vector<hfpac::PatchInfo>& DecodePlan::infos() const { return impl_->infos; }
-uint64_t DecodePlan::areaCount() const { return impl_->areas.size() + impl_->rbucAreas.size(); }
+uint64_t DecodePlan::areaCount() const { return impl_->layeredAreas + impl_->rbucAreaCount; }
 uint64_t DecodePlan::points() const { return impl_->points; }
 uint64_t DecodePlan::streamBytes() const { return impl_->streamBytes; }
 
@@ -252,8 +312,8 @@ void DeviceBatch::uploadAsync(const DecodePlan& plan, const uint8_t* pinned_blob
   m.blob.reserve(std::max<size_t>(p.blobBytes, 256));
   m.flags.reserve(std::max<size_t>(p.patches.size(), 1));
   m.patches = p.patches.size();
-  m.areas = p.areas.size();
-  m.rbucAreas = p.rbucAreas.size();
+  m.areas = p.layeredAreas;
+  m.rbucAreas = p.rbucAreaCount;
   m.wordsOffset = p.wordsOffset;
   if (p.blobBytes == 0) return;
   CUDA_CHECK(cudaMemcpyAsync(m.blob.get(), pinned_blob, size_t(p.blobBytes),
@@ -321,6 +381,13 @@ struct GpuDecoder::Impl {
   Event uploaded{false};
   bool uploadPending = false;
   bool flagsFetched = false;
+
+  void stage(size_t count) {
+    staging.reserve(std::max<size_t>(plan.blobBytes(), 256));
+    flags.reserve(std::max<size_t>(count, 1));
+    plan.writeBlob(staging.get());
+    flagsFetched = false;
+  }
 };
 
 GpuDecoder::GpuDecoder() : impl_(std::make_unique<Impl>()) {}
@@ -336,10 +403,18 @@ size_t GpuDecoder::prepare(const PatchInput* patches, size_t count) {
     m.uploadPending = false;
   }
   const size_t valid = m.plan.build(patches, count);
-  m.staging.reserve(std::max<size_t>(m.plan.blobBytes(), 256));
-  m.flags.reserve(std::max<size_t>(count, 1));
-  m.plan.writeBlob(m.staging.get());
-  m.flagsFetched = false;
+  m.stage(count);
+  return valid;
+}
+
+size_t GpuDecoder::prepareValidated(const PatchInput* patches, const ValidatedStream* validated, size_t count) {
+  Impl& m = *impl_;
+  if (m.uploadPending) {
+    m.uploaded.synchronize();  // the previous upload still reads the staging buffer
+    m.uploadPending = false;
+  }
+  const size_t valid = m.plan.buildValidated(patches, validated, count);
+  m.stage(count);
   return valid;
 }
 

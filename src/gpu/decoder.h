@@ -82,6 +82,20 @@ constexpr int kMaxSurfacesPerLaunch = 256;
 
 hfpac::Layers toLayers(DecodeMode mode);  // Refine -> All
 
+// A stream validated ahead of its batch, on any thread (a viewer's loader thread), so that the
+// thread that builds the batch only packs bytes (DecodePlan::buildValidated): validation is the
+// per-tile cost of a batch, the CPU decoder's full checks.
+struct ValidatedStream {
+  hfpac::Status status = hfpac::Status::InvalidArgument;
+  hfpac::PatchInfo info;
+  uint64_t streamBytes = 0;  // the stream's bytes (<= its buffer's size)
+  uint16_t width = 0, height = 0;
+  uint32_t areas = 0;        // its 16 x 16 areas
+  bool rbuc = false;         // decoded by the 2DRBUC kernel
+};
+// The checks of DecodePlan::build for one stream (codec/stream_index.h). No CUDA calls.
+ValidatedStream validateStream(const uint8_t* data, size_t size);
+
 // The host half of a batch: validation results, descriptors, and the packed blob layout.
 // Usable on its own (no CUDA calls), e.g. by the upload ring which packs into its own memory.
 class DecodePlan {
@@ -94,7 +108,12 @@ class DecodePlan {
   // Validates `count` streams and lays them out. Returns the number of valid patches.
   // The PatchInput array and the streams must stay valid until writeBlob() has run.
   size_t build(const PatchInput* patches, size_t count);
-  // Bytes of the blob (descriptors + stream words) for the patches given to build().
+  // The same for streams validated beforehand (validateStream on the same bytes, which must not
+  // have changed since): no stream is parsed here, only destinations are checked. Gives the
+  // same blob as build(); infos() are the validated ones. (The host-side descriptors that
+  // build() also computes as the device's reference are not made.)
+  size_t buildValidated(const PatchInput* patches, const ValidatedStream* validated, size_t count);
+  // Bytes of the blob (records + stream words) for the patches given to build().
   size_t blobBytes() const;
   // Writes the blob (blobBytes() bytes, 16-byte aligned dst) into host memory.
   void writeBlob(uint8_t* dst) const;
@@ -158,6 +177,8 @@ class GpuDecoder {
 
   // Validates and packs the batch into pinned staging. Returns the number of valid patches.
   size_t prepare(const PatchInput* patches, size_t count);
+  // Packs a batch of streams validated beforehand (validateStream; DecodePlan::buildValidated).
+  size_t prepareValidated(const PatchInput* patches, const ValidatedStream* validated, size_t count);
   void uploadAsync(cudaStream_t stream);
   void decodeAsync(DecodeMode mode, const Target& target, cudaStream_t stream);
   void fetchStatusesAsync(cudaStream_t stream);

@@ -536,4 +536,57 @@ TEST(GpuDecodePlan, CorruptRbucStreamsGetCpuStatus) {
   EXPECT_GT(decoded, 0u);
 }
 
+// Streams validated ahead (validateStream, a loader thread's job) give the batch build() gives:
+// the same statuses, infos and blob byte for byte; a destination that cannot take the patch is
+// still refused at build time, and a stream that failed validation keeps its status.
+TEST(GpuDecodePlan, ValidatedStreamsGiveTheSameBlob) {
+  using hfpac::SampleType;
+  std::vector<std::vector<uint8_t>> streams;
+  streams.push_back(hftest::encodeOrDie(hftest::rampBumps(129, 129, SampleType::Int16, 3), hftest::opts(9, -1)));
+  streams.push_back(hftest::encodeOrDie(hftest::noise(50, 33), hftest::opts(5, 4)));
+  streams.push_back(hftest::encodeOrDie(hftest::constant(20, 20, 77), hftest::opts(9, -1)));
+  streams.push_back(hftest::encodeOrDie(hftest::extremes(33, 33), hftest::opts(9, 2)));
+  streams.push_back(hftest::encodeOrDie(hftest::seaMountain(129, 129, SampleType::Int16, 7), hftest::rbucOpts(9)));
+  hfpac::EncodeOptions masked = hftest::opts(9, -1);
+  masked.hasNodata = true;
+  masked.nodata = 0xFFFF;
+  streams.push_back(hftest::encodeOrDie(hftest::withHoles(50, 70, SampleType::UInt16, 4), masked));
+  std::vector<uint8_t> truncated = streams[0];
+  truncated.resize(truncated.size() / 2);
+  streams.push_back(truncated);
+  streams.push_back(streams[1]);  // given a destination it does not fit below
+  std::vector<hfgpu::PatchInput> in(streams.size());
+  std::vector<hfgpu::ValidatedStream> checked(streams.size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    in[i].data = streams[i].data();
+    in[i].size = streams[i].size();
+    in[i].surface = uint32_t(i);
+    in[i].x = int(3 * i);
+    in[i].y = int(5 * i);
+    checked[i] = hfgpu::validateStream(streams[i].data(), streams[i].size());
+    EXPECT_EQ(checked[i].status == Status::Ok, streams[i].size() != truncated.size()) << i;
+  }
+  in.back().x = -1;
+  hfgpu::DecodePlan a, b;
+  EXPECT_EQ(a.build(in.data(), in.size()), streams.size() - 2);
+  EXPECT_EQ(b.buildValidated(in.data(), checked.data(), in.size()), streams.size() - 2);
+  ASSERT_EQ(a.statuses().size(), b.statuses().size());
+  for (size_t i = 0; i < streams.size(); ++i) {
+    EXPECT_EQ(hftest::statusName(a.statuses()[i]), hftest::statusName(b.statuses()[i])) << i;
+    EXPECT_TRUE(a.infos()[i].width == b.infos()[i].width && a.infos()[i].rbuc == b.infos()[i].rbuc) << i;
+  }
+  EXPECT_EQ(a.areaCount(), b.areaCount());
+  EXPECT_EQ(a.points(), b.points());
+  EXPECT_EQ(a.streamBytes(), b.streamBytes());
+  ASSERT_EQ(a.blobBytes(), b.blobBytes());
+  std::vector<uint8_t> blobA(a.blobBytes(), 0xAB), blobB(b.blobBytes(), 0xCD);
+  a.writeBlob(blobA.data());
+  b.writeBlob(blobB.data());
+  EXPECT_TRUE(blobA == blobB);
+  // A validation that does not belong to the bytes given (shorter buffer) is refused, not trusted.
+  in[0].size = 40;
+  b.buildValidated(in.data(), checked.data(), 1);
+  EXPECT_TRUE(b.statuses()[0] == Status::InvalidArgument);
+}
+
 }  // namespace

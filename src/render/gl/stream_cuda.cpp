@@ -2,11 +2,13 @@
 // HF_HAVE_CUDA_STREAM).
 //
 // A loader thread reads each compressed payload from the archive mmap (CRC checked, so the pages
-// are in memory before the render thread sees the tile) and checks its geometry. The render
-// thread, in deliver(), takes up to `maxTiles` loaded tiles, reserves their atlas slots and
-// hands them as one batch to the next of K (GpuDecoder, CUDA stream) pairs, round-robin:
-// prepare() validates and packs the compressed streams into the decoder's pinned staging, one
-// cudaMemcpyAsync moves them to the device, then, with the atlas texture (registered once with
+// are in memory before the render thread sees the tile), checks its geometry and validates its
+// stream with the CPU decoder's checks (hfgpu::validateStream). The render thread, in deliver(),
+// takes up to `maxTiles` loaded tiles, reserves their atlas slots and hands them as one batch to
+// the next of K (GpuDecoder, CUDA stream) pairs, round-robin: prepareValidated() only packs a
+// 48-byte record per tile and the compressed streams into the decoder's pinned staging, one
+// cudaMemcpyAsync moves them to the device, a kernel builds the decode descriptors there, then,
+// with the atlas texture (registered once with
 // cudaGraphicsRegisterFlagsSurfaceLoadStore) mapped on that stream, one launch decodes every
 // tile of the batch into its layer through one surface object per touched layer
 // (cudaGraphicsSubResourceGetMappedArray(layer), made per map and destroyed when that pair is
@@ -206,6 +208,8 @@ class CudaStreamStrategy final : public StreamStrategy {
     std::vector<uint8_t> entryBytes;
     hfgpu::ResidentEntry entry;
     bool hit = false;
+    // Without the cache: the stream validated on the loader thread (the render thread packs).
+    hfgpu::ValidatedStream checked;
   };
   enum : uint8_t { kAbsent = 0, kPending = 1, kReady = 2 };
   // --cache vram. Guarded by mutex_ except `pool` (fixed) and the preload thread's own data.
@@ -234,7 +238,7 @@ class CudaStreamStrategy final : public StreamStrategy {
   };
 
   Loaded read(size_t tile) const {
-    Loaded l{tile, nullptr, 0, {}, {}, {}, false};
+    Loaded l{tile, nullptr, 0, {}, {}, {}, false, {}};
     if (!archive_.payload(tile, l.data, l.size, l.error)) {
       if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
       return l;
@@ -250,6 +254,11 @@ class CudaStreamStrategy final : public StreamStrategy {
       // Validation and layout here, off the render thread.
       const hfpac::Status st = hfgpu::makeResidentEntry(l.data, l.size, l.entryBytes, l.entry);
       if (st != hfpac::Status::Ok) l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(st);
+    } else {
+      // Validation here, off the render thread: deliver() only packs the bytes.
+      l.checked = hfgpu::validateStream(l.data, l.size);
+      if (l.checked.status != hfpac::Status::Ok)
+        l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(l.checked.status);
     }
     return l;
   }
@@ -482,7 +491,7 @@ class CudaStreamStrategy final : public StreamStrategy {
           }
       } else {
         while (!v.hits.empty() && batch.size() < maxTiles) {
-          Loaded l{v.hits.front(), nullptr, 0, {}, {}, {}, true};
+          Loaded l{v.hits.front(), nullptr, 0, {}, {}, {}, true, {}};
           v.hits.pop_front();
           batch.push_back(std::move(l));
         }
@@ -618,6 +627,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     }
     if (batch.empty()) return 0;
     std::vector<hfgpu::PatchInput> patches;
+    std::vector<hfgpu::ValidatedStream> checked;
     std::vector<size_t> tiles, finished;
     std::vector<AtlasSlot> slots;
     std::map<uint32_t, uint32_t> layerIndex;  // atlas layer -> surface index
@@ -641,6 +651,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       in.x = int(slot.x);
       in.y = int(slot.y);
       patches.push_back(in);
+      checked.push_back(l.checked);
       tiles.push_back(l.tile);
       slots.push_back(slot);
     }
@@ -649,7 +660,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     if (!patches.empty()) {
       Pair& pr = *pairs_[next_++ % pairs_.size()];
       finish(pr);  // the pair's previous batch (its staging and surfaces)
-      pr.decoder.prepare(patches.data(), patches.size());
+      pr.decoder.prepareValidated(patches.data(), checked.data(), patches.size());
       pr.start.record(pr.stream);
       const std::vector<hfpac::Status> valid = pr.decoder.plan().statuses();
       blob = pr.decoder.plan().blobBytes();

@@ -1,0 +1,36 @@
+// fft.h - complex FFTs on the GPU with every radix pass of a row or column in on-chip shared
+// memory (issue 14; kernels in cuda/fft.cu, pass arithmetic in gpu/fft_core.h). The building
+// block of the spectral terrain synthesis and the animated ocean.
+//
+//   hfgpu::fftC2CAsync(dIn, dOut, 1024, 64, hfgpu::FftSign::Forward, stream);     // 64 rows of 1024
+//   hfgpu::fft2dC2CAsync(dIn, dOut, 512, 512, 1, hfgpu::FftSign::Inverse, stream); // one 512 x 512
+//
+// Contract:
+// - Single-precision complex (float2) data in device memory; sizes are powers of two from 2 to
+//   16384 per dimension; `in` may equal `out`. Every call only enqueues work on `stream`.
+// - Conventions of FFTW and cuFFT: forward exp(-2 pi i jk / n), inverse exp(+2 pi i jk / n), both
+//   unnormalised (an inverse after a forward gives n (or nx ny) times the input).
+// - 2D arrays are row-major, ny rows of nx points, `batch` arrays back to back: the rows are
+//   transformed (one block per row, or per several short rows), then the columns in place (one
+//   block per 16 adjacent columns where they fit in shared memory, fewer for tall arrays).
+// - Bad arguments (a size that is not a power of two in range, a null pointer, a batch < 1)
+//   throw std::invalid_argument; CUDA errors throw std::runtime_error (CUDA_CHECK).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace hfgpu {
+
+enum class FftSign : int { Forward = -1, Inverse = 1 };
+
+constexpr int kFftMinSize = 2;
+constexpr int kFftMaxSize = 16384;
+
+// `batch` 1D transforms of n contiguous points each.
+void fftC2CAsync(const float2* in, float2* out, int n, int batch, FftSign sign, cudaStream_t stream);
+// `batch` 2D transforms of row-major ny x nx arrays.
+void fft2dC2CAsync(const float2* in, float2* out, int nx, int ny, int batch, FftSign sign, cudaStream_t stream);
+
+}  // namespace hfgpu

@@ -32,6 +32,9 @@
 #include "report.h"
 #if HF_BENCH_FLYTHROUGH
 #include "flythrough_bench.h"
+#if HF_BENCH_FFT
+#include "fft_bench.h"
+#endif
 #endif
 #if HF_BENCH_IMAGERY
 #include "imagery_bench.h"
@@ -49,7 +52,9 @@ constexpr const char* kUsage =
     "                 [--batch-tiles 1024] [--no-gpu] [-q]  (JPEG and BC1 of the imagery codec against\n"
     "                 TurboJPEG and libsquish; with a CUDA device also the GPU codec and nvJPEG)\n"
     "       hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] ...  (frame times of "
-    "every streaming strategy; hfbench flythrough --help)";
+    "every streaming strategy; hfbench flythrough --help)\n"
+    "       hfbench fft --json OUT.json [--repeat N] [--threads N] [--quick]  (the shared-memory GPU FFT against\n"
+    "                 cuFFT and FFTW; hfbench fft --help)";
 
 int usageError(const std::string& message) {
   std::fprintf(stderr, "Error: %s; %s\n", message.c_str(), kUsage);
@@ -409,6 +414,15 @@ int main(int argc, char** argv) {
 #else
     std::fprintf(stderr, "Error: this hfbench was built without the OpenGL renderer (HF_GL=OFF); "
                          "hfbench flythrough needs it\n");
+    return 1;
+#endif
+  }
+  if (command == "fft") {
+#if HF_BENCH_FFT
+    return hfbench::runFftCommand(argc, argv);
+#else
+    std::fprintf(stderr, "Error: this hfbench was built without the GPU FFT (no CUDA or no FFTW); "
+                         "hfbench fft needs both\n");
     return 1;
 #endif
   }

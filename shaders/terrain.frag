@@ -15,6 +15,7 @@ uniform vec3 uFogColor;
 uniform float uFogDistance;  // 0: no fog
 uniform vec3 uLightDir;  // towards the light, normalised
 uniform vec4 uExtent;    // the DEM's world extent: x0, y0, x1, y1 (beyond it: pyramid padding)
+uniform vec2 uWater;     // x = 1 when the ocean is drawn, y = its world height
 
 // Imagery (render/stream/colour.h): the colour atlas (one tile per layer, mips inside) and
 // per drawn tile an n x n grid of cells, each (layer or -1, scale, offset u, offset v).
@@ -98,6 +99,9 @@ void main() {
   if (any(lessThan(vWorld.xy, uExtent.xy)) || any(greaterThan(vWorld.xy, uExtent.zw))) discard;
   // Nodata (--nodata keep) is a hole: the background shows through, never a pit.
   if (vValid < 0.999) discard;
+  // With the ocean on, the water surface (ocean.frag) is drawn where the terrain is at or below
+  // it: no terrain there, so no z-fighting with a flat sea at the same height.
+  if (uWater.x > 0.5 && vWorld.z <= uWater.y) discard;
   if (uWire == 1) {
     // Blended over the shading, and faded where the mesh is denser than the pixels (a grid
     // step under ~2 px, fading in up to 8 px): there the lines would cover every pixel and hide

@@ -390,6 +390,15 @@ TEST(HfviewBenchCli, BadValues) {
   for (const char* v : {"gpu", "vram:0", "vram:abc", "vram:nan"})
     expectError(hfview(a + "--cache '" + v + "'", dir), "--cache", dir, {"p.txt"});
   expectError(hfview(dir / "missing.hfa --bench", dir), "missing.hfa", dir, {"p.txt"});
+  // The ocean's options (issue 14).
+  for (const char* v : {"yes", "1", ""}) expectError(hfview(a + "--ocean '" + v + "'", dir), "--ocean", dir, {"p.txt"});
+  for (const char* v : {"x", "nan", "1,2,3", "0", "100", "10,abc"})
+    expectError(hfview(a + "--ocean on --wind '" + v + "'", dir), "--wind", dir, {"p.txt"});
+  for (const char* v : {"-1", "9", "abc"})
+    expectError(hfview(a + "--ocean on --choppiness '" + v + "'", dir), "--choppiness", dir, {"p.txt"});
+  expectError(hfview(a + "--water-level abc", dir), "--water-level", dir, {"p.txt"});
+  expectError(hfview(a + "--water-level inf", dir), "--water-level", dir, {"p.txt"});
+  expectError(hfview(a + "--time -1", dir), "--time", dir, {"p.txt"});
 }
 
 TEST(HfviewBenchCli, TinyRunWritesCsv) {

@@ -50,6 +50,8 @@ void usage() {
       "              [--imagery-stream cpu|cuda|raw] [--bc1 fast|quality]\n"
       "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
       "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
+      "              [--ocean on|off] [--water-level M] [--wind M/S[,DEGREES]] [--choppiness C]\n"
+      "              [--time S]\n"
       "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
       "              [--speed M/S] [--dt S] [--frames N] [--csv FILE] [--budget-fraction F]\n"
       "              [--no-prefetch]\n"
@@ -70,6 +72,10 @@ void usage() {
       "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
       "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
       "hfview-bench.csv); hfbench flythrough compares strategies.\n"
+      "--ocean (default on; off in --bench) animates the water: samples at or below\n"
+      "--water-level metres (default 0) and nodata; --wind sets its speed (0.5..40, default 10)\n"
+      "and the direction it blows towards (degrees counter-clockwise from east, default 45),\n"
+      "--choppiness its crests (0..4, default 1); --time fixes its clock for a --screenshot.\n"
       "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
       "90 = north; pitch < 0 looks down.\n",
       HF_DEFAULT_ARCHIVE);
@@ -104,6 +110,8 @@ int main(int argc, char** argv) {
   std::string pathArg = "diagonal", csvPath = "hfview-bench.csv";
   double budgetFraction = 0.55;
   std::string recordPath = "hfview-path.txt";  // --record: the window's F9 camera path file
+  int oceanArg = -1;       // --ocean: -1 default (on, off in --bench), 0 off, 1 on
+  double oceanTime = -1;   // --time: the ocean's clock for a screenshot
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char* name) -> const char* {
@@ -214,6 +222,30 @@ int main(int argc, char** argv) {
       const char* v = value("--background");
       if (!parseDoubles(v, c, 3)) return fail(std::string("--background wants R,G,B in 0..1, got '") + v + "'");
       for (size_t k = 0; k < 3; ++k) rs.background[k] = float(c[k]);
+    } else if (a == "--ocean") {
+      const std::string v = value("--ocean");
+      if (v != "on" && v != "off") return fail("--ocean wants on or off, got '" + v + "'");
+      oceanArg = v == "on" ? 1 : 0;
+    } else if (a == "--water-level" || a == "--choppiness" || a == "--time") {
+      const char* v = value(a.c_str());
+      char* end = nullptr;
+      const double d = std::strtod(v, &end);
+      if (end == v || *end || !std::isfinite(d)) return fail(a + " wants a number, got '" + v + "'");
+      if (a == "--water-level") rs.waterLevel = d;
+      else if (a == "--choppiness") rs.oceanParams.choppiness = d;
+      else if (d < 0) return fail(std::string("--time wants seconds >= 0, got '") + v + "'");
+      else oceanTime = d;
+    } else if (a == "--wind") {
+      std::vector<double> w;
+      const char* v = value("--wind");
+      if (parseDoubles(v, w, 2)) {
+        rs.oceanParams.windSpeed = w[0];
+        rs.oceanParams.windDirection = w[1];
+      } else if (parseDoubles(v, w, 1)) {
+        rs.oceanParams.windSpeed = w[0];
+      } else {
+        return fail(std::string("--wind wants M/S or M/S,DEGREES, got '") + v + "'");
+      }
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option " + a + " (hfview --help)");
     } else if (archivePath.empty()) {
@@ -221,6 +253,11 @@ int main(int argc, char** argv) {
     } else {
       return fail("more than one archive given (" + archivePath + ", " + a + ")");
     }
+  }
+  rs.ocean = oceanArg < 0 ? !bench : oceanArg == 1;
+  if (rs.ocean) {
+    std::string oerr;
+    if (!hfr::checkOceanParams(rs.oceanParams, oerr)) return fail("--wind / --choppiness: " + oerr);
   }
   if (bench) {
     headless = true;  // always offscreen: the window's swap would be part of the frame
@@ -308,6 +345,8 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     hfr::FrameStats st;
     const auto t1 = std::chrono::steady_clock::now();
+    if (oceanTime >= 0) renderer->setTime(oceanTime);
+    renderer->settings().oceanSynchronous = true;  // the screenshot shows the ocean at its time
     renderer->frame(cam, &st);
     const auto px = renderer->readPixels();
     const double frameS =

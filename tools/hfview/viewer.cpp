@@ -37,6 +37,15 @@ struct UiSettings {
   bool exaggerationDirty = false;
 };
 
+// The panel's ocean controls (issue 14), applied when one changes (Renderer::updateOcean); the
+// error of the last change is shown under them.
+struct OceanUi {
+  bool on = false;
+  float level = 0, wind = 10, direction = 45, choppiness = 1, waves = 1;
+  bool dirty = false;
+  std::string error;
+};
+
 // The panel's stream controls: edited freely, applied by the Apply button (rebuilds the
 // strategy and the renderer at the end of the frame). `message` is the last Apply's error or
 // note, shown in the panel.
@@ -216,6 +225,13 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   ui.wireframe = rs.wireframe;
   ui.fog = rs.fog;
   ui.exaggeration = float(rs.verticalExaggeration);
+  OceanUi oui;
+  oui.on = rs.ocean;
+  oui.level = float(rs.waterLevel);
+  oui.wind = float(rs.oceanParams.windSpeed);
+  oui.direction = float(rs.oceanParams.windDirection);
+  oui.choppiness = float(rs.oceanParams.choppiness);
+  oui.waves = float(rs.oceanParams.amplitude);
   const hfa::Header& header = archive.header();
   // The running stream configuration (what Apply restores when a new one fails) and its edits.
   std::string appliedName = strategy->name();
@@ -311,6 +327,20 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ui.exaggerationDirty = false;
     }
 
+    if (oui.dirty) {
+      cur.ocean = oui.on;
+      cur.waterLevel = double(oui.level);
+      cur.oceanParams.windSpeed = double(oui.wind);
+      cur.oceanParams.windDirection = double(oui.direction);
+      cur.oceanParams.choppiness = double(oui.choppiness);
+      cur.oceanParams.amplitude = double(oui.waves);
+      std::string oerr;
+      oui.error = renderer->updateOcean(oerr) ? std::string() : oerr;
+      if (oui.error.empty() && oui.on && !renderer->hasOcean())
+        oui.error = "no water at or below this level";
+      oui.dirty = false;
+    }
+
     renderer->frame(controller.camera(), &st);
     bytesStreamedTotal += st.bytesStreamed;
     ++frames;
@@ -368,6 +398,20 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::SliderFloat("vertical x", &ui.exaggeration, 0.1f, 10.0f, "%.2f",
                          ImGuiSliderFlags_Logarithmic);
       if (ImGui::IsItemDeactivatedAfterEdit()) ui.exaggerationDirty = true;
+      ImGui::Separator();
+      // The ocean: the level on release (it rebuilds the water mask), the rest while dragging.
+      if (ImGui::Checkbox("ocean", &oui.on)) oui.dirty = true;
+      ImGui::BeginDisabled(!oui.on);
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(120);
+      const bool stepped = ImGui::InputFloat("water level (m)", &oui.level, 1.0f, 10.0f, "%.1f");
+      if ((stepped && !ImGui::IsItemActive()) || ImGui::IsItemDeactivatedAfterEdit()) oui.dirty = true;
+      oui.dirty |= ImGui::SliderFloat("wind (m/s)", &oui.wind, 0.5f, 40.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+      oui.dirty |= ImGui::SliderFloat("wind towards (deg)", &oui.direction, 0.0f, 360.0f, "%.0f");
+      oui.dirty |= ImGui::SliderFloat("choppiness", &oui.choppiness, 0.0f, 4.0f, "%.2f");
+      oui.dirty |= ImGui::SliderFloat("waves", &oui.waves, 0.0f, 3.0f, "%.2f");
+      ImGui::EndDisabled();
+      if (!oui.error.empty()) ImGui::TextColored(ImVec4(1.0f, 0.35f, 0.35f, 1.0f), "%s", oui.error.c_str());
       ImGui::Separator();
       const hfr::Camera& cam = controller.camera();
       ImGui::Text("camera: %s (C toggles)  speed %.0f m/s",

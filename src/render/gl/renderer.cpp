@@ -7,12 +7,16 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_set>
 
 #include "archive/archive.h"
 #include "render/gl/shader.h"
+#ifdef HF_HAVE_OCEAN
+#include "render/gl/ocean_gl.h"
+#endif
 #include "render/gl/stream_gl.h"
 #include "render/stream/colour.h"
 #include "render/stream/request.h"
@@ -112,12 +116,20 @@ struct Renderer::Impl final : TileSink {
   CameraMotion motion;
   const std::chrono::steady_clock::time_point clockStart = std::chrono::steady_clock::now();
   double extentX = 1, extentY = 1, minZ = 0, maxZ = 1;
+  std::string shaderDirectory;  // resolved in init()
+  double timeSeconds = -1;      // Renderer::setTime; < 0: the steady clock
+#ifdef HF_HAVE_OCEAN
+  std::unique_ptr<OceanLayer> ocean;
+  Seabed seabed;  // made on the first use of the ocean
+  bool oceanFor(double level, std::string& error);
+  void drawOcean(const Camera& cam, const std::array<double, 16>& vp);
+#endif
 
   GLuint atlas = 0, vao = 0, patternVbo = 0, patternTable = 0, drawIndexVbo = 0;
   GLuint indirect = 0, records = 0, program = 0, fbo = 0, colorRb = 0, depthRb = 0;
   size_t maxDraws = 0;
   GLint uViewProj = -1, uEye = -1, uHeight = -1, uAtlas = -1, uView = -1, uWire = -1,
-        uFogColor = -1, uFogDistance = -1, uLightDir = -1, uExtent = -1, uNodata = -1;
+        uFogColor = -1, uFogDistance = -1, uLightDir = -1, uExtent = -1, uNodata = -1, uWater = -1;
   std::string fboError;
   std::vector<std::string> notes;  // create()'s notes (Renderer::notes)
   std::vector<DrawTile> drawn;     // the last frame's drawn tiles (Renderer::lastDrawn)
@@ -466,6 +478,7 @@ bool Renderer::Impl::init(std::string& error) {
     const char* env = std::getenv("HF_SHADER_DIR");
     dir = env && *env ? env : HF_SHADER_DIR;
   }
+  shaderDirectory = dir;
   program = compileProgram(dir, "terrain.vert", "terrain.frag", error);
   if (!program) return false;
   uViewProj = glGetUniformLocation(program, "uViewProj");
@@ -479,6 +492,7 @@ bool Renderer::Impl::init(std::string& error) {
   uLightDir = glGetUniformLocation(program, "uLightDir");
   uExtent = glGetUniformLocation(program, "uExtent");
   uNodata = glGetUniformLocation(program, "uNodata");
+  uWater = glGetUniformLocation(program, "uWater");
   uColour = glGetUniformLocation(program, "uColour");
   uColourTile = glGetUniformLocation(program, "uColourTile");
 
@@ -492,6 +506,22 @@ bool Renderer::Impl::init(std::string& error) {
     else std::fprintf(stderr, "Warning: %s\n", e.c_str());
   }
   if (useImagery && !initColour(error)) return false;
+  if (settings.ocean) {
+#ifdef HF_HAVE_OCEAN
+    std::string why;
+    if (!oceanFor(settings.waterLevel, why)) {
+      error = why;
+      return false;
+    }
+    if (!ocean) {
+      char b[96];
+      std::snprintf(b, sizeof b, "ocean: no water at or below %g m in this DEM", settings.waterLevel);
+      notes.push_back(b);
+    }
+#else
+    notes.push_back("ocean: this build has no ocean (FFTW was missing)");
+#endif
+  }
   if (glGetError() != GL_NO_ERROR) {
     error = "OpenGL error while setting up the renderer";
     return false;
@@ -934,6 +964,11 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   // Kept nodata samples are holes (terrain.vert / .frag); filled ones are ordinary heights.
   glUniform4f(uNodata, (h.flags & hfa::kFlagNodataKept) ? 1.0f : 0.0f, float(h.nodata), 0.0f, 0.0f);
   glUniform1i(uView, int(settings.view));
+#ifdef HF_HAVE_OCEAN
+  glUniform2f(uWater, ocean ? 1.0f : 0.0f, float(settings.waterLevel * settings.verticalExaggeration));
+#else
+  glUniform2f(uWater, 0.0f, 0.0f);
+#endif
   glUniform3f(uFogColor, 0.72f, 0.80f, 0.88f);
   glUniform1f(uFogDistance,
               settings.fog ? float(1.6 * std::sqrt(extentX * extentX + extentY * extentY)) : 0.0f);
@@ -983,8 +1018,72 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     gpuMs[size_t(GpuPass::Wireframe)] = -1;
   }
   glBindVertexArray(0);
+#ifdef HF_HAVE_OCEAN
+  drawOcean(cam, vp);
+#endif
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
 }
+
+#ifdef HF_HAVE_OCEAN
+// The seabed: the finest level whose grid is at most ~1024 samples a side, decoded once.
+bool Renderer::Impl::oceanFor(double level, std::string& error) {
+  const hfa::Header& h = archive.header();
+  if (seabed.metres.empty()) {
+    const int n = 1 << h.tileLog;
+    int L = 0;
+    while (L + 1 < h.levels && uint64_t(std::max(h.tilesX(L), h.tilesY(L))) * uint64_t(n) > 1024) ++L;
+    const uint32_t tx = h.tilesX(L), ty = h.tilesY(L);
+    seabed.width = int(tx) * n + 1;
+    seabed.height = int(ty) * n + 1;
+    seabed.stepX = double(1u << L) * pyramid.spacingX;
+    seabed.stepY = double(1u << L) * -pyramid.spacingY;
+    seabed.originY = pyramid.originY;
+    // Land until decoded (a tile the archive lacks has no water); NaN marks nodata (water).
+    seabed.metres.assign(size_t(seabed.width) * size_t(seabed.height), std::numeric_limits<float>::infinity());
+    const int p = n + 1;
+    std::vector<uint16_t> samples(size_t(p) * size_t(p));
+    const bool kept = (h.flags & hfa::kFlagNodataKept) != 0;
+    for (uint32_t y = 0; y < ty; ++y)
+      for (uint32_t x = 0; x < tx; ++x) {
+        const long t = archive.find(L, x, y);
+        std::string e;
+        if (t < 0 || !archive.decodeTile(size_t(t), samples.data(), e)) continue;
+        for (int j = 0; j < p; ++j)
+          for (int i = 0; i < p; ++i) {
+            const uint16_t v = samples[size_t(j) * size_t(p) + size_t(i)];
+            const size_t at = (size_t(y) * size_t(n) + size_t(j)) * size_t(seabed.width) + size_t(x) * size_t(n) + size_t(i);
+            if (kept && v == h.nodata) {
+              seabed.metres[at] = std::numeric_limits<float>::quiet_NaN();
+              continue;
+            }
+            const double sample = h.sampleType == hfpac::SampleType::Int16 ? double(int16_t(v)) : double(v);
+            seabed.metres[at] = float(h.verticalOffset + h.verticalScale * sample);
+          }
+      }
+  }
+  ocean.reset();
+  ocean = OceanLayer::create(shaderDirectory, seabed, settings.oceanParams, level, error);
+  return error.empty();
+}
+
+void Renderer::Impl::drawOcean(const Camera& cam, const std::array<double, 16>& vp) {
+  if (!ocean) return;
+  OceanDraw d;
+  for (int i = 0; i < 16; ++i) d.viewProj[size_t(i)] = float(vp[size_t(i)]);
+  d.eye = {float(cam.x), float(cam.y), float(cam.z)};
+  d.fogColor = {0.72f, 0.80f, 0.88f};
+  d.fogDistance = settings.fog ? float(1.6 * std::sqrt(extentX * extentX + extentY * extentY)) : 0.0f;
+  const double az = rad(315), alt = rad(45);
+  d.lightDir = {float(std::sin(az) * std::cos(alt)), float(std::cos(az) * std::cos(alt)), float(std::sin(alt))};
+  d.extentX = extentX;
+  d.extentY = extentY;
+  d.exaggeration = settings.verticalExaggeration;
+  d.seconds = timeSeconds >= 0 ? timeSeconds
+                               : std::chrono::duration<double>(std::chrono::steady_clock::now() - clockStart).count();
+  d.synchronous = settings.oceanSynchronous;
+  ocean->draw(d);
+}
+#endif
 
 // ---- Renderer ----
 
@@ -1135,6 +1234,41 @@ void Renderer::terrainBox(double& minZ, double& maxZ, double& extentX, double& e
 }
 
 void Renderer::updateExaggeration() { impl_->applyExaggeration(); }
+
+void Renderer::setTime(double seconds) { impl_->timeSeconds = seconds; }
+
+bool Renderer::hasOcean() const {
+#ifdef HF_HAVE_OCEAN
+  return impl_->ocean != nullptr;
+#else
+  return false;
+#endif
+}
+
+bool Renderer::updateOcean(std::string& error) {
+  error.clear();
+  Impl& m = *impl_;
+#ifdef HF_HAVE_OCEAN
+  if (!m.settings.ocean) {
+    m.ocean.reset();
+    return true;
+  }
+  if (m.ocean && m.ocean->level() == m.settings.waterLevel) {
+    // Checked here so that the panel hears of a bad value at once (the worker keeps the old
+    // spectrum and reports it too).
+    if (!checkOceanParams(m.settings.oceanParams, error)) {
+      error = "ocean: " + error;
+      return false;
+    }
+    m.ocean->setParams(m.settings.oceanParams);
+    return true;
+  }
+  return m.oceanFor(m.settings.waterLevel, error);
+#else
+  if (m.settings.ocean) error = "this build has no ocean (FFTW was missing)";
+  return error.empty();
+#endif
+}
 
 const std::vector<DrawTile>& Renderer::lastDrawn() const { return impl_->drawn; }
 const std::vector<std::string>& Renderer::notes() const { return impl_->notes; }

@@ -25,6 +25,7 @@
 
 #include "render/camera/camera.h"
 #include "render/lod/lod.h"
+#include "render/ocean/ocean.h"
 #include "render/stream/stream.h"
 
 namespace hfa {
@@ -85,6 +86,13 @@ struct RenderSettings {
   double imageryBudgetFraction = 0.5;
   double imageryTexelPixels = 1.0;   // refine imagery while a texel covers more pixels
   size_t colourUploadsPerFrame = 32;  // imagery tiles uploaded per frame at most
+  // The animated ocean on water (issue 14; docs/rendering.md section 6): samples at or below
+  // waterLevel metres (and nodata) are water. Needs the ocean part (FFTW); without it, or
+  // without water at the level, a note says so and the terrain is drawn as before.
+  bool ocean = false;
+  double waterLevel = 0;
+  OceanParams oceanParams;
+  bool oceanSynchronous = false;     // each frame waits for the fields of its time (tests)
   std::string shaderDir;             // empty: $HF_SHADER_DIR, else the source tree's shaders/
   // Tests: an atlas allocation of more bytes than this fails as if the GPU were out of memory
   // (GL_OUT_OF_MEMORY), to exercise the shrinking in create() on any driver. 0 = no limit.
@@ -202,6 +210,13 @@ class Renderer {
   void terrainBox(double& minZ, double& maxZ, double& extentX, double& extentY) const;
   // Vertical exaggeration is baked into the tile boxes: call after changing it in settings().
   void updateExaggeration();
+  // The ocean's clock in seconds (the viewer: wall time; tests and benchmarks: fixed steps).
+  // Until it is called, the steady clock since create().
+  void setTime(double seconds);
+  // Applies settings().ocean, waterLevel and oceanParams (the panel). False and a one-line
+  // error when they cannot be used (the previous ocean, if any, stays).
+  bool updateOcean(std::string& error);
+  bool hasOcean() const;  // water is being drawn
 
  private:
   struct Impl;

@@ -40,6 +40,17 @@ double wavenumber(int i, int n, double patch) { return 2 * kPi * double(i < n / 
 
 }  // namespace
 
+bool checkOceanParams(const OceanParams& params, std::string& error) {
+  try {
+    check(params);
+  } catch (const std::invalid_argument& e) {
+    error = e.what();
+    return false;
+  }
+  error.clear();
+  return true;
+}
+
 struct OceanSimulation::Impl {
   int n = 0;
   std::vector<C> h0;       // h0(k), FFT order, Nyquist row and column zero

@@ -47,6 +47,9 @@ struct OceanFrame {
   std::vector<float> height, slopeX, slopeY, dispX, dispY;
 };
 
+// False and a one-line error (naming the parameter) when OceanSimulation would refuse `params`.
+bool checkOceanParams(const OceanParams& params, std::string& error);
+
 // The spectrum of one OceanParams and its evaluation at any time (FFTW plans made once).
 class OceanSimulation {
  public:

@@ -1,0 +1,169 @@
+// render_ocean_test.cpp - the animated ocean in the renderer (issue 14; render/gl/ocean_gl.h),
+// headless on EGL (llvmpipe in CI) over the built-in sample terrain (which has a sea at 0 m):
+// water is drawn where the terrain is at or below the level, animated and deterministic per
+// time; no water at the level leaves the image exactly as without the ocean; raising the level
+// floods more; bad parameters are refused with the ocean kept. And the shore distance transform
+// (GL-free).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "archive/archive.h"
+#include "render/gl/ocean_gl.h"
+#include "render/gl/renderer.h"
+
+extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
+
+namespace {
+
+constexpr int kW = 240, kH = 160;
+
+struct Gl {
+  std::unique_ptr<hfr::GlContext> context;
+  hfa::ArchiveReader archive;
+  std::string skip;
+};
+
+Gl& gl() {
+  static Gl g;
+  static const bool done = [] {
+    std::string error;
+    if (!g.archive.open(HF_SAMPLE_ARCHIVE, error)) g.skip = "sample archive: " + error;
+    else if (!(g.context = hfr::createHeadlessContext(error))) g.skip = "no headless GL: " + error;
+    return true;
+  }();
+  (void)done;
+  return g;
+}
+
+#define REQUIRE_GL()                                 \
+  do {                                               \
+    if (!gl().context) GTEST_SKIP() << gl().skip;    \
+  } while (0)
+
+struct View {
+  std::unique_ptr<hfr::StreamStrategy> strategy;
+  std::unique_ptr<hfr::Renderer> renderer;
+};
+
+View make(bool ocean, double level = 0) {
+  View v;
+  std::string error;
+  v.strategy = hfr::makeStreamStrategy("cpu", gl().archive, error);
+  hfr::RenderSettings rs;
+  rs.width = kW;
+  rs.height = kH;
+  rs.tau = 2;
+  rs.ocean = ocean;
+  rs.waterLevel = level;
+  rs.oceanSynchronous = true;
+  v.renderer = hfr::Renderer::create(gl().archive, *v.strategy, rs, error);
+  EXPECT_TRUE(v.renderer) << error;
+  return v;
+}
+
+std::vector<uint8_t> shoot(hfr::Renderer& r, const hfr::Camera& cam, double seconds) {
+  for (int i = 0; i < 4000 && !(i > 0 && r.settled()); ++i) {
+    r.stream(cam);
+    if (i > 100) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  r.setTime(seconds);
+  r.frame(cam);
+  return r.readPixels();
+}
+
+double differing(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
+  size_t n = 0;
+  for (size_t i = 0; i + 3 < a.size(); i += 4)
+    n += a[i] != b[i] || a[i + 1] != b[i + 1] || a[i + 2] != b[i + 2];
+  return double(n) / double(a.size() / 4);
+}
+
+// Low over the sample terrain's sea, looking north-east towards a coast.
+hfr::Camera seaCamera() {
+  hfr::Camera c;
+  c.x = 46000;
+  c.y = 18000;
+  c.z = 60;
+  c.yaw = 30;
+  c.pitch = -10;
+  return c;
+}
+
+TEST(RenderOcean, WaterIsAnimatedAndTheSameForTheSameTime) {
+  REQUIRE_GL();
+  View on = make(true), off = make(false);
+  ASSERT_TRUE(on.renderer && off.renderer);
+  EXPECT_TRUE(on.renderer->hasOcean());
+  const auto a = shoot(*on.renderer, seaCamera(), 3.0);
+  const auto b = shoot(*on.renderer, seaCamera(), 3.0);
+  const auto c = shoot(*on.renderer, seaCamera(), 3.5);
+  const auto flat = shoot(*off.renderer, seaCamera(), 3.0);
+  EXPECT_EQ(differing(a, b), 0.0);      // deterministic per time
+  EXPECT_GT(differing(a, c), 0.2);      // the waves move
+  EXPECT_GT(differing(a, flat), 0.4);   // most of this view is sea
+  size_t black = 0;                     // NaN in the shader shows as black
+  for (size_t i = 0; i + 3 < a.size(); i += 4) black += a[i] == 0 && a[i + 1] == 0 && a[i + 2] == 0;
+  EXPECT_EQ(black, 0u);
+}
+
+TEST(RenderOcean, NoWaterAtTheLevelLeavesTheImageAlone) {
+  REQUIRE_GL();
+  View dry = make(true, -1000), off = make(false);
+  ASSERT_TRUE(dry.renderer && off.renderer);
+  EXPECT_FALSE(dry.renderer->hasOcean());
+  bool noted = false;
+  for (const std::string& n : dry.renderer->notes()) noted |= n.find("no water") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_EQ(differing(shoot(*dry.renderer, seaCamera(), 1), shoot(*off.renderer, seaCamera(), 1)), 0.0);
+}
+
+TEST(RenderOcean, RaisingTheLevelFloodsMoreAndBadParametersAreRefused) {
+  REQUIRE_GL();
+  View off = make(false), sea = make(true, 0), flood = make(true, 150);
+  ASSERT_TRUE(off.renderer && sea.renderer && flood.renderer);
+  hfr::Camera top = off.renderer->defaultCamera();
+  const auto base = shoot(*off.renderer, top, 2);
+  const double atSea = differing(shoot(*sea.renderer, top, 2), base);
+  const double flooded = differing(shoot(*flood.renderer, top, 2), base);
+  EXPECT_GT(atSea, 0.02);
+  EXPECT_GT(flooded, atSea + 0.02);
+  // A bad wind is refused at once; the ocean stays.
+  hfr::Renderer& r = *sea.renderer;
+  r.settings().oceanParams.windSpeed = 100;
+  std::string error;
+  EXPECT_FALSE(r.updateOcean(error));
+  EXPECT_NE(error.find("wind speed"), std::string::npos) << error;
+  EXPECT_TRUE(r.hasOcean());
+  r.settings().oceanParams.windSpeed = 14;
+  EXPECT_TRUE(r.updateOcean(error)) << error;
+  r.settings().ocean = false;
+  EXPECT_TRUE(r.updateOcean(error)) << error;
+  EXPECT_FALSE(r.hasOcean());
+  EXPECT_EQ(differing(shoot(r, top, 2), base), 0.0);  // off again: the terrain as before
+}
+
+TEST(OceanShore, DistanceToLandInTexels) {
+  hfr::Seabed s;
+  s.width = 7;
+  s.height = 5;
+  s.metres.assign(35, -10.0f);
+  s.metres[2 * 7 + 3] = 5.0f;  // one island in the middle
+  s.metres[0] = std::numeric_limits<float>::quiet_NaN();  // nodata: water
+  const std::vector<float> d = hfr::shoreDistance(s, 0.0);
+  ASSERT_EQ(d.size(), 35u);
+  EXPECT_EQ(d[2 * 7 + 3], 0.0f);
+  EXPECT_NEAR(d[2 * 7 + 4], 1.0, 1e-6);
+  EXPECT_NEAR(d[1 * 7 + 4], 4.0 / 3.0, 1e-6);  // diagonal: chamfer 4/3
+  EXPECT_NEAR(d[2 * 7 + 6], 3.0, 1e-6);
+  EXPECT_GT(d[0], 3.0f);
+  // All land: no water at all.
+  EXPECT_FALSE(hfr::shoreDistance(s, -100.0).empty());  // the nodata sample is still water
+  s.metres[0] = 1.0f;
+  EXPECT_TRUE(hfr::shoreDistance(s, -100.0).empty());
+}
+
+}  // namespace

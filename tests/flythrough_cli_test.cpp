@@ -401,6 +401,56 @@ TEST(HfviewBenchCli, BadValues) {
   expectError(hfview(a + "--time -1", dir), "--time", dir, {"p.txt"});
 }
 
+// hfview DEM.tif (issue 15): packed into the cache with hfpack the first time, opened from it
+// the next; a file hfpack cannot read is one error line and leaves nothing in the cache; a dead
+// pack's temporary is removed; the cache stays within $HFVIEW_CACHE_MIB.
+TEST(HfviewDemCli, PacksIntoTheCacheOnceAndReopens) {
+  REQUIRE_SAMPLES_AND_GL();
+  const fs::path tif = fs::path(kSample).parent_path() / "sample_terrain.tif";
+  if (!fs::exists(tif)) GTEST_SKIP() << "no " << tif << " (a build without GDAL)";
+  TempDir dir;
+  const fs::path cache = dir.path / "cache";
+  const std::string env = "env XDG_CACHE_HOME='" + cache.string() + "' ";
+  auto view = [&](const std::string& args) { return runCmd(env + HFVIEW_BINARY, args, dir.path.string()); };
+  auto archives = [&] {
+    std::vector<std::string> names;
+    if (fs::exists(cache / "hfview"))
+      for (const auto& e : fs::directory_iterator(cache / "hfview")) names.push_back(e.path().filename().string());
+    return names;
+  };
+  const std::string shot = " --headless --screenshot a.png --size 160x90 --ocean off";
+  CmdResult r = view("'" + tif.string() + "'" + shot);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("Note: packing"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir.path / "a.png"));
+  ASSERT_EQ(archives().size(), 1u);
+  EXPECT_EQ(archives()[0].substr(0, 15), "sample_terrain-");
+  // Again: from the cache. A temporary of a pack that was killed (its process is gone) goes.
+  std::ofstream(cache / "hfview" / "old.hfa.tmp.4194302") << "half";
+  r = view("'" + tif.string() + "'" + shot);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("from the cache"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("Note: packing"), std::string::npos) << r.err;
+  EXPECT_EQ(archives().size(), 1u);
+  // Not a DEM: one line, nothing left in the cache.
+  writeText(dir.path / "notes.txt", "not a raster\n");
+  r = view("notes.txt" + shot);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.find("Error: cannot pack notes.txt: "), r.err.find("Error: ")) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 2) << r.err;  // the Note, the Error
+  EXPECT_EQ(archives().size(), 1u);
+  r = view("missing.tif" + shot);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("missing.tif"), std::string::npos) << r.err;
+  // A second DEM (a copy: another key) with a cache bound of one archive: the older one goes.
+  fs::copy_file(tif, dir.path / "copy.tif");
+  r = runCmd("env XDG_CACHE_HOME='" + cache.string() + "' HFVIEW_CACHE_MIB=1 " + HFVIEW_BINARY, "copy.tif" + shot,
+             dir.path.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_EQ(archives().size(), 1u);
+  EXPECT_EQ(archives()[0].substr(0, 5), "copy-");
+}
+
 TEST(HfviewBenchCli, TinyRunWritesCsv) {
   REQUIRE_SAMPLES_AND_GL();
   TempDir dir;

@@ -29,6 +29,7 @@
 #include "archive/archive.h"
 #include "render/flythrough/flythrough.h"
 #include "bench_mode.h"
+#include "dem_cache.h"
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
 #if HF_HAVE_WINDOW
@@ -44,7 +45,7 @@ int fail(const std::string& msg) {
 
 void usage() {
   std::printf(
-      "usage: hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]\n"
+      "usage: hfview [ARCHIVE | DEM... [--imagery IMAGE]] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]\n"
       "              [--stream cpu|raw|cuda] [--streams K] [--cache host|vram[:MIB]]\n"
       "              [--camera x,y,z,yaw,pitch] [--view shaded|level|ldr|imagery|imagery-lit] [--no-imagery]\n"
       "              [--imagery-stream cpu|cuda|raw] [--bc1 fast|quality]\n"
@@ -59,6 +60,9 @@ void usage() {
       "it renders until the view is complete, writes the PNG and exits (headless if no display).\n"
       "In the window F9 records the camera into --record PATH (default hfview-path.txt), a\n"
       "camera path for --bench --path PATH.\n"
+      "DEM... (anything GDAL reads: a GeoTIFF, several tiles, a VRT; --imagery a colour image for\n"
+      "it) is packed with hfpack into $XDG_CACHE_HOME/hfview (~/.cache/hfview) the first time and\n"
+      "opened from there afterwards (at most $HFVIEW_CACHE_MIB MiB, default 4096, kept).\n"
       "Without ARCHIVE: the built-in default, Puget Sound at its true shape with its imagery\n"
       "(%s; assets/puget_sound/), or the synthetic sample terrain in builds without GDAL.\n"
       "Archives with imagery (hfpack --imagery) are shown imagery-lit unless --view says\n"
@@ -111,6 +115,8 @@ int main(int argc, char** argv) {
   double budgetFraction = 0.55;
   std::string recordPath = "hfview-path.txt";  // --record: the window's F9 camera path file
   int oceanArg = -1;       // --ocean: -1 default (on, off in --bench), 0 off, 1 on
+  std::vector<std::string> positional;  // an archive, or DEMs to pack into the cache
+  std::string imageryPath;              // --imagery: with DEMs
   double oceanTime = -1;   // --time: the ocean's clock for a screenshot
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -246,12 +252,12 @@ int main(int argc, char** argv) {
       } else {
         return fail(std::string("--wind wants M/S or M/S,DEGREES, got '") + v + "'");
       }
+    } else if (a == "--imagery") {
+      imageryPath = value("--imagery");
     } else if (!a.empty() && a[0] == '-') {
       return fail("unknown option " + a + " (hfview --help)");
-    } else if (archivePath.empty()) {
-      archivePath = a;
     } else {
-      return fail("more than one archive given (" + archivePath + ", " + a + ")");
+      positional.push_back(a);
     }
   }
   rs.ocean = oceanArg < 0 ? !bench : oceanArg == 1;
@@ -264,6 +270,27 @@ int main(int argc, char** argv) {
     if (!screenshot.empty()) return fail("--bench writes a CSV, not a --screenshot (run them separately)");
   } else if (frames < 0) {
     frames = 2000;
+  }
+  // An archive, or DEMs packed into the cache (dem_cache.h) and opened from there.
+  if (positional.size() == 1 && hfview::isArchiveFile(positional[0])) {
+    archivePath = positional[0];
+    if (!imageryPath.empty()) return fail("--imagery is for DEM inputs (" + archivePath + " is an archive)");
+  } else if (!positional.empty()) {
+    for (const std::string& p : positional)
+      if (hfview::isArchiveFile(p)) return fail(p + " is an archive: give one archive, or DEMs to pack");
+    hfview::DemCacheRequest req;
+    req.inputs = positional;
+    req.imagery = imageryPath;
+    req.quiet = quiet;
+    hfview::DemCacheResult res;
+    std::string cerr;
+    if (!hfview::archiveForDems(req, res, cerr)) return fail(cerr);
+    archivePath = res.archive;
+    if (!quiet)
+      std::fprintf(stderr, res.fromCache ? "Note: opening %s from the cache\n" : "Note: packed %s in %.1f s\n",
+                   res.fromCache ? archivePath.c_str() : positional[0].c_str(), res.packSeconds);
+  } else if (!imageryPath.empty()) {
+    return fail("--imagery needs DEM inputs");
   }
   // The raw strategy reads raw archives: the default has a raw twin (hfpack --codec raw).
   if (archivePath.empty()) archivePath = stream == "raw" ? HF_DEFAULT_RAW_ARCHIVE : HF_DEFAULT_ARCHIVE;

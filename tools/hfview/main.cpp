@@ -52,7 +52,7 @@ void usage() {
       "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
       "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
       "              [--ocean on|off] [--water-level M] [--wind M/S[,DEGREES]] [--choppiness C]\n"
-      "              [--time S]\n"
+      "              [--time S] [--gl-debug]\n"
       "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
       "              [--speed M/S] [--dt S] [--frames N] [--csv FILE] [--budget-fraction F]\n"
       "              [--no-prefetch]\n"
@@ -80,6 +80,8 @@ void usage() {
       "--water-level metres (default 0) and nodata; --wind sets its speed (0.5..40, default 10)\n"
       "and the direction it blows towards (degrees counter-clockwise from east, default 45),\n"
       "--choppiness its crests (0..4, default 1); --time fixes its clock for a --screenshot.\n"
+      "--gl-debug (window): a debug GL context; KHR_debug errors are printed and make the exit\n"
+      "status 3.\n"
       "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
       "90 = north; pitch < 0 looks down.\n",
       HF_DEFAULT_ARCHIVE);
@@ -117,6 +119,7 @@ int main(int argc, char** argv) {
   int oceanArg = -1;       // --ocean: -1 default (on, off in --bench), 0 off, 1 on
   std::vector<std::string> positional;  // an archive, or DEMs to pack into the cache
   std::string imageryPath;              // --imagery: with DEMs
+  bool glDebug = false;                 // --gl-debug: a debug context, KHR_debug errors counted
   double oceanTime = -1;   // --time: the ocean's clock for a screenshot
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -252,6 +255,8 @@ int main(int argc, char** argv) {
       } else {
         return fail(std::string("--wind wants M/S or M/S,DEGREES, got '") + v + "'");
       }
+    } else if (a == "--gl-debug") {
+      glDebug = true;
     } else if (a == "--imagery") {
       imageryPath = value("--imagery");
     } else if (!a.empty() && a[0] == '-') {
@@ -303,6 +308,7 @@ int main(int argc, char** argv) {
     wo.width = rs.width;
     wo.height = rs.height;
     wo.vsync = vsync;
+    wo.debug = glDebug;
     std::string werr;
     window = hfr::createWindowContext(wo, werr);
     if (!window && screenshot.empty())
@@ -342,6 +348,7 @@ int main(int argc, char** argv) {
     vo.camera = cam;
     vo.quiet = quiet;
     vo.recordPath = recordPath;
+    vo.glDebug = glDebug;
     return hfview::runViewer(*window, archive, std::move(strategy), streamOpts, rs, vo);
   }
 #endif

@@ -25,6 +25,19 @@
 namespace hfview {
 namespace {
 
+// KHR_debug (--gl-debug): errors counted, the first few printed.
+struct GlDebugLog {
+  int errors = 0, messages = 0;
+};
+void GLAPIENTRY onGlDebug(GLenum /*source*/, GLenum type, GLuint /*id*/, GLenum severity, GLsizei /*length*/,
+                          const GLchar* message, const void* user) {
+  auto* log = static_cast<GlDebugLog*>(const_cast<void*>(user));
+  ++log->messages;
+  if (type == GL_DEBUG_TYPE_ERROR || severity == GL_DEBUG_SEVERITY_HIGH) {
+    if (++log->errors <= 5) std::fprintf(stderr, "Warning: GL debug: %s\n", message);
+  }
+}
+
 // What the panel edits. The frame compares it with the renderer's settings and applies the
 // changes (dirty flags: cheap ones at once, the exaggeration by rebuilding the tile boxes).
 struct UiSettings {
@@ -186,6 +199,12 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
               const ViewerOptions& options) {
   // ---- init ----
   GLFWwindow* win = static_cast<GLFWwindow*>(window.nativeWindow());
+  GlDebugLog glLog;
+  if (options.glDebug) {
+    glEnable(GL_DEBUG_OUTPUT);
+    glEnable(GL_DEBUG_OUTPUT_SYNCHRONOUS);
+    glDebugMessageCallback(onGlDebug, &glLog);
+  }
   hfr::RenderSettings rs = settings;
   glfwGetFramebufferSize(win, &rs.width, &rs.height);
   rs.width = std::max(rs.width, 1);
@@ -590,6 +609,12 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   glfwSetKeyCallback(win, nullptr);
   g_keys = nullptr;
   renderer.reset();
+  if (options.glDebug) {
+    glDebugMessageCallback(nullptr, nullptr);
+    if (!options.quiet || glLog.errors)
+      std::fprintf(stderr, "Note: GL debug: %d errors in %d messages\n", glLog.errors, glLog.messages);
+    if (glLog.errors && rc == 0) rc = 3;
+  }
   return rc;
 }
 

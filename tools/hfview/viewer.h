@@ -26,6 +26,10 @@ struct ViewerOptions {
   // F9 records the camera into this camera path file (render/camera/camera_path.h format;
   // hfview --record PATH), written when recording stops and on exit.
   std::string recordPath = "hfview-path.txt";
+  // hfview --gl-debug (the window was made with a debug context): KHR_debug messages are
+  // collected; the errors are printed (the first few) and counted, and the exit status is 3
+  // when there was one (the window test in CI).
+  bool glDebug = false;
 };
 
 // Runs the window loop until the window is closed (or Esc). Returns the exit status; errors are

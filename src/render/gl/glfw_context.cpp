@@ -68,6 +68,7 @@ std::unique_ptr<WindowContext> createWindowContext(const WindowOptions& options,
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 5);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_OPENGL_DEBUG_CONTEXT, options.debug ? GLFW_TRUE : GLFW_FALSE);
   glfwWindowHint(GLFW_DEPTH_BITS, 0);  // the renderer draws into its own FBO and blits
   GLFWwindow* w = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr,
                                    nullptr);

@@ -14,6 +14,7 @@ struct WindowOptions {
   int width = 1280, height = 720;  // window size in screen coordinates
   bool vsync = true;               // swap interval 1 (else 0)
   std::string title = "hfview";
+  bool debug = false;              // a debug context (KHR_debug messages; hfview --gl-debug)
 };
 
 class WindowContext : public GlContext {

@@ -79,7 +79,8 @@ void usage() {
       "--ocean (default on; off in --bench) animates the water: samples at or below\n"
       "--water-level metres (default 0) and nodata; --wind sets its speed (0.5..40, default 10)\n"
       "and the direction it blows towards (degrees counter-clockwise from east, default 45),\n"
-      "--choppiness its crests (0..4, default 1); --time fixes its clock for a --screenshot.\n"
+      "--choppiness its crests (0..4, default 1); --time S is its clock for a --screenshot\n"
+      "(default 0, so that screenshots are reproducible).\n"
       "--gl-debug (window): a debug GL context; KHR_debug errors are printed and make the exit\n"
       "status 3.\n"
       "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
@@ -379,8 +380,9 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     hfr::FrameStats st;
     const auto t1 = std::chrono::steady_clock::now();
-    if (oceanTime >= 0) renderer->setTime(oceanTime);
-    renderer->settings().oceanSynchronous = true;  // the screenshot shows the ocean at its time
+    // The ocean at --time (default 0): the same screenshot every run (strategy comparisons).
+    renderer->setTime(oceanTime >= 0 ? oceanTime : 0.0);
+    renderer->settings().oceanSynchronous = true;
     renderer->frame(cam, &st);
     const auto px = renderer->readPixels();
     const double frameS =

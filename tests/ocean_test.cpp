@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -150,7 +151,7 @@ TEST(Ocean, BadParametersAreRefusedWithTheirName) {
   p.windSpeed = 0;
   EXPECT_NE(message(p).find("wind speed"), std::string::npos);
   p = OceanParams{};
-  p.windSpeed = NAN;
+  p.windSpeed = std::numeric_limits<double>::quiet_NaN();
   EXPECT_NE(message(p).find("wind speed"), std::string::npos);
   p = OceanParams{};
   p.choppiness = -1;

@@ -35,7 +35,7 @@ std::vector<Cpx> randomPoints(size_t count, uint32_t seed) {
 // FFTW in double: `batch` 1D transforms of n points, or 2D ny x nx (row-major) when ny > 0.
 std::vector<Z> fftwReference(const std::vector<Cpx>& in, int n, int ny, int batch, int sign) {
   std::vector<Z> data(in.size());
-  for (size_t i = 0; i < in.size(); ++i) data[i] = Z(in[i].x, in[i].y);
+  for (size_t i = 0; i < in.size(); ++i) data[i] = Z(double(in[i].x), double(in[i].y));
   auto* p = reinterpret_cast<fftw_complex*>(data.data());
   const size_t each = size_t(n) * size_t(ny > 0 ? ny : 1);
   for (int b = 0; b < batch; ++b) {
@@ -52,7 +52,7 @@ std::vector<Z> fftwReference(const std::vector<Cpx>& in, int n, int ny, int batc
 double relativeRms(const std::vector<Cpx>& got, const std::vector<Z>& want) {
   double err = 0, ref = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    err += std::norm(Z(got[i].x, got[i].y) - want[i]);
+    err += std::norm(Z(double(got[i].x), double(got[i].y)) - want[i]);
     ref += std::norm(want[i]);
   }
   return std::sqrt(err / ref);
@@ -170,7 +170,7 @@ TEST(GpuFft, ForwardThenInverseGivesTheInputTimesN) {
   hfgpu::fft2dC2CAsync(a.buffer.get(), a.buffer.get(), nx, ny, 1, hfgpu::FftSign::Inverse, nullptr);
   std::vector<Cpx> back = a.read();
   std::vector<Z> want(host.size());
-  for (size_t i = 0; i < host.size(); ++i) want[i] = Z(host[i].x, host[i].y) * double(nx * ny);
+  for (size_t i = 0; i < host.size(); ++i) want[i] = Z(double(host[i].x), double(host[i].y)) * double(nx * ny);
   EXPECT_LT(relativeRms(back, want), 2 * tolerance(nx * ny));
 }
 

@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -86,8 +87,10 @@ struct Case {
   int batch = 1;
 };
 
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
 struct Result {
-  double ownMs = 0, cufftMs = NAN, fftwMs = 0, relOwn = 0, relCufft = NAN;
+  double ownMs = 0, cufftMs = kNaN, fftwMs = 0, relOwn = 0, relCufft = kNaN;
 };
 
 double median(std::vector<double> v) {
@@ -114,7 +117,7 @@ double deviceMs(int repeat, cudaStream_t stream, F&& f) {
 double relativeRms(const std::vector<float2>& got, const std::vector<std::complex<double>>& want) {
   double err = 0, ref = 0;
   for (size_t i = 0; i < got.size(); ++i) {
-    err += std::norm(std::complex<double>(got[i].x, got[i].y) - want[i]);
+    err += std::norm(std::complex<double>(double(got[i].x), double(got[i].y)) - want[i]);
     ref += std::norm(want[i]);
   }
   return ref > 0 ? std::sqrt(err / ref) : 0;
@@ -131,7 +134,7 @@ Result runCase(const Case& c, int repeat, int threads, const CuFft& cufft, cudaS
 
   // Reference: FFTW double, forward.
   std::vector<std::complex<double>> ref(count);
-  for (size_t i = 0; i < count; ++i) ref[i] = {host[i].x, host[i].y};
+  for (size_t i = 0; i < count; ++i) ref[i] = {double(host[i].x), double(host[i].y)};
   {
     auto* p = reinterpret_cast<fftw_complex*>(ref.data());
     std::vector<int> n = c.dims;
@@ -161,7 +164,7 @@ Result runCase(const Case& c, int repeat, int threads, const CuFft& cufft, cudaS
       r.cufftMs = deviceMs(repeat, stream, [&] { ok = cufft.exec(h, in.get(), out.get(), -1) && ok; });
       CUDA_CHECK(cudaMemcpy(result.data(), out.get(), count * sizeof(float2), cudaMemcpyDeviceToHost));
       if (ok) r.relCufft = relativeRms(result, ref);
-      else r.cufftMs = NAN;
+      else r.cufftMs = kNaN;
       cufft.destroy(h);
     }
   }

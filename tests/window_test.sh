@@ -45,19 +45,24 @@ timeout 120 "$HFVIEW" "$ARCHIVE" --size 960x600 --gl-debug --ocean on >"$work/ou
 hpid=$!
 win=$(timeout 60 xdotool search --sync --name '^hfview' | head -1)
 [[ -n $win ]] || fail "no hfview window within 60 s"
-sleep 4  # the first frames stream the view in
 xdotool mousemove --window "$win" 600 300
 xdotool key --window "$win" w w d  # fly a little
-sleep 2
-import -window root "$work/shot.png" || fail "import could not take the screenshot"
-# Terrain: the middle right of the window (outside the panel) has many colours.
-colours=$(convert "$work/shot.png" -crop 400x300+500+200 +repage -format '%k' info:)
+# Screenshots until the view has streamed in and the panel is drawn (slow under sanitizers:
+# a frame can take a second there), at most 90 s.
+ok=""
+for _ in $(seq 45); do
+  sleep 2
+  import -window root "$work/shot.png" || fail "import could not take the screenshot"
+  # Terrain: the middle right of the window (outside the panel) has many colours.
+  colours=$(convert "$work/shot.png" -crop 400x300+500+200 +repage -format '%k' info:)
+  # The panel: ImGui's dark window at the top left (the sky would be light).
+  mean=$(convert "$work/shot.png" -crop 200x60+20+40 +repage -colorspace Gray -format '%[fx:mean]' info:)
+  if (( colours > 500 )) && awk -v m="$mean" 'BEGIN { exit !(m < 0.35) }'; then ok=1; break; fi
+done
 (( colours > 500 )) || fail "the window shows no terrain ($colours colours in its middle)"
-# The panel: ImGui's dark window at the top left (the sky would be light).
-mean=$(convert "$work/shot.png" -crop 200x60+20+40 +repage -colorspace Gray -format '%[fx:mean]' info:)
-awk -v m="$mean" 'BEGIN { exit !(m < 0.35) }' || fail "no panel at the top left (mean grey $mean)"
+[[ -n $ok ]] || fail "no panel at the top left (mean grey $mean)"
 xdotool key --window "$win" Escape
-for _ in $(seq 100); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.1; done
+for _ in $(seq 300); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$hpid" 2>/dev/null && fail "Esc did not quit hfview"
 wait "$hpid"
 rc=$?

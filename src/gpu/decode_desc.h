@@ -86,8 +86,9 @@ struct DescriptorLaunch {
   uint64_t layeredAreas = 0;            // where the 2DRBUC part starts
 };
 
-// The descriptors DecodePlan::build computed on the host for its patches: the reference the
-// device build must reproduce (tests; defined in src/gpu/decoder.cpp).
+// A plan's descriptors computed on the host from the CPU decoder's stream index (its streams
+// must still be readable): the reference the device build must reproduce (tests; defined in
+// src/gpu/decoder.cpp).
 struct HostDescriptors {
   std::vector<PatchDesc> patches;     // one per patch (zero for invalid ones)
   std::vector<AreaDesc> areas;        // layered areas

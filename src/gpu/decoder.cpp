@@ -4,8 +4,8 @@
 // any point's bits without a host round trip. So the plan writes a 48-byte record per patch in
 // front of the concatenated streams, the whole thing goes up in one cudaMemcpyAsync, and a first
 // kernel builds the per-patch and per-area descriptors from the records and the streams
-// (gpu/desc_build.h; the descriptors computed here on the host are the reference it must
-// match). Validation (codec/stream_index.h) is the CPU decoder's own code, so the GPU accepts
+// (gpu/desc_build.h; detail::hostDescriptors() computes them here from the CPU decoder's stream
+// index, the reference the tests compare the device build with). Validation (codec/stream_index.h) is the CPU decoder's own code, so the GPU accepts
 // exactly the streams the CPU accepts.
 #include "gpu/decoder.h"
 
@@ -16,7 +16,6 @@
 #include "codec/stream_index.h"
 #include "gpu/cuda_util.h"
 #include "gpu/decode_desc.h"
-#include "gpu/desc_build.h"
 
 namespace hfgpu {
 
@@ -47,183 +46,18 @@ hfpac::Layers toLayers(DecodeMode mode) {
 struct DecodePlan::Impl {
   std::vector<Status> statuses;
   std::vector<hfpac::PatchInfo> infos;
-  std::vector<PatchDesc> patches;
-  std::vector<AreaDesc> areas;
-  std::vector<AreaDesc> rbucAreas;      // 2DRBUC patches' areas (their own kernel)
+  std::vector<TileRecord> records;      // per patch (no areas: invalid)
   std::vector<const uint8_t*> sources;  // stream bytes to copy (null for invalid patches)
   std::vector<uint64_t> sourceBytes;
-  std::vector<uint64_t> areaFirst;      // per patch: its first AreaDesc (in areas or rbucAreas)
-  std::vector<uint32_t> areaCount;      // per patch: its AreaDescs
-  std::vector<uint8_t> rbucPatch;       // per patch: 1 when its areas go to the 2DRBUC part
   uint64_t wordsBytes = 0, points = 0, streamBytes = 0;
-  uint64_t layeredAreas = 0, rbucAreaCount = 0;  // AreaDescs the device builds
-  uint64_t wordsOffset = 0, blobBytes = 0;  // the blob: [TileRecord x patches][words]
-
-  void reset(size_t count) {
-    statuses.assign(count, Status::Ok);
-    infos.assign(count, hfpac::PatchInfo{});
-    patches.assign(count, PatchDesc{});
-    areas.clear();
-    rbucAreas.clear();
-    sources.assign(count, nullptr);
-    sourceBytes.assign(count, 0);
-    areaFirst.assign(count, 0);
-    areaCount.assign(count, 0);
-    rbucPatch.assign(count, 0);
-    wordsBytes = points = streamBytes = layeredAreas = rbucAreaCount = 0;
-  }
-  // Destination checks shared by both builds: InvalidArgument when the patch cannot be placed.
-  static Status checkDestination(const PatchInput& p, uint64_t width, uint64_t streamBytes) {
-    const uint64_t pitch = p.dstPitch ? p.dstPitch : width;
-    if (streamBytes > kMaxStreamBytes || pitch < width || pitch > 0xffffffffull || p.x < 0 || p.y < 0 ||
-        p.surface >= uint32_t(kMaxSurfacesPerLaunch))
-      return Status::InvalidArgument;
-    return Status::Ok;
-  }
-  // The words, the areas and the destination of valid patch i (both builds).
-  void place(size_t i, const PatchInput& p, uint64_t width, uint64_t height, uint64_t bytes, uint32_t areasOf,
-             bool rbuc) {
-    PatchDesc& d = patches[i];
-    d.streamWord = wordsBytes / 4;
-    d.dstOffset = p.dstOffset;
-    d.dstPitch = uint32_t(p.dstPitch ? p.dstPitch : size_t(width));
-    d.surface = p.surface;
-    d.dstX = p.x;
-    d.dstY = p.y;
-    uint64_t& counter = rbuc ? rbucAreaCount : layeredAreas;
-    rbucPatch[i] = rbuc ? 1 : 0;
-    areaFirst[i] = counter;
-    areaCount[i] = areasOf;
-    counter += areasOf;
-    sources[i] = p.data;
-    sourceBytes[i] = bytes;
-    wordsBytes += alignUp(bytes);
-    points += width * height;
-    streamBytes += bytes;
-  }
-  void finishLayout() {
-    wordsOffset = alignUp(patches.size() * sizeof(TileRecord));
-    blobBytes = wordsOffset + wordsBytes;
-  }
-
-  TileRecord record(size_t i) const {
-    TileRecord r{};
-    if (!sources[i]) return r;  // invalid: no areas, a zero PatchDesc
-    const PatchDesc& d = patches[i];
-    r.streamByte = d.streamWord * 4;
-    r.dstOffset = d.dstOffset;
-    r.dstPitch = d.dstPitch;
-    r.surface = d.surface;
-    r.dstX = d.dstX;
-    r.dstY = d.dstY;
-    r.areaStart = uint32_t(areaFirst[i]);
-    r.areas = areaCount[i];
-    r.rbuc = rbucPatch[i];
-    return r;
-  }
+  uint64_t layeredAreas = 0, rbucAreas = 0;  // AreaDescs the device builds
+  uint64_t wordsOffset = 0, blobBytes = 0;   // the blob: [TileRecord x patches][words]
 };
 
 DecodePlan::DecodePlan() : impl_(std::make_unique<Impl>()) {}
 DecodePlan::~DecodePlan() = default;
 DecodePlan::DecodePlan(DecodePlan&&) noexcept = default;
 DecodePlan& DecodePlan::operator=(DecodePlan&&) noexcept = default;
-
-size_t DecodePlan::build(const PatchInput* in, size_t count) {
-  Impl& m = *impl_;
-  m.reset(count);
-  size_t valid = 0;
-  hfpac::detail::StreamIndex idx;
-  for (size_t i = 0; i < count; ++i) {
-    const PatchInput& p = in[i];
-    Status st = hfpac::detail::indexStream(p.data, p.size, idx);
-    if (st == Status::Ok) st = hfpac::readInfo(p.data, p.size, m.infos[i]);
-    if (st == Status::Ok) st = Impl::checkDestination(p, uint64_t(idx.g.width), idx.streamBytes);
-    m.statuses[i] = st;
-    if (st != Status::Ok) continue;
-    ++valid;
-    const hfpac::detail::Header& h = idx.h;
-    const hfpac::detail::Geometry& g = idx.g;
-    const uint8_t kind = h.isFlat()     ? detail::kKindFlat
-                         : h.isStored() ? detail::kKindStored
-                         : h.isRbuc()   ? detail::kKindRbuc
-                                        : detail::kKindCoded;
-    m.place(i, p, uint64_t(g.width), uint64_t(g.height), idx.streamBytes, uint32_t(g.areasX * g.areasY),
-            kind == detail::kKindRbuc);
-    // The host's descriptors: the reference for the device build (hostDescriptors, tests).
-    PatchDesc& d = m.patches[i];
-    d.width = uint16_t(g.width);
-    d.height = uint16_t(g.height);
-    d.base = h.base;
-    d.flip = h.isSigned() ? 0x8000u : 0u;
-    d.maskOut = uint16_t(idx.maskValue ^ d.flip);
-    d.kind = kind;
-    d.segLog = h.segLog;
-    d.cornerBits = h.cornerBits;
-    d.edgeBits = h.edgeBits;
-    d.centreBits = h.centreBits;
-    d.highBits = h.highBits;
-    d.segX = uint16_t(g.segX);
-    d.segY = uint16_t(g.segY);
-    const uint64_t a0 = idx.sectionA * 8;
-    d.hedgeBit = uint32_t(a0 + g.hedgeBit);
-    d.vedgeBit = uint32_t(a0 + g.vedgeBit);
-    d.centreBit = uint32_t(a0 + g.centreBit);
-
-    const uint32_t patchIndex = uint32_t(i);
-    for (int ay = 0; ay < g.areasY; ++ay)
-      for (int ax = 0; ax < g.areasX; ++ax) {
-        AreaDesc a{};
-        a.patch = patchIndex;
-        a.ax = uint16_t(ax);
-        a.ay = uint16_t(ay);
-        if (d.kind == detail::kKindRbuc) {
-          // Residuals through the block index: the area's block start; masks as layered.
-          const hfpac::detail::AreaIndex& e = idx.areas[size_t(ay) * size_t(g.areasX) + size_t(ax)];
-          a.lowBit = uint32_t(idx.sectionD * 8 +
-                              idx.blockBits[size_t(ay / 2) * size_t(g.blocksX) + size_t(ax / 2)]);
-          a.maskBit = uint32_t(idx.maskBitmaps * 8 + e.maskBit);
-          a.maskCode = e.maskCode;
-          m.rbucAreas.push_back(a);
-          continue;
-        } else if (d.kind == detail::kKindCoded) {
-          const hfpac::detail::AreaIndex& e = idx.areas[size_t(ay) * size_t(g.areasX) + size_t(ax)];
-          a.lowBit = uint32_t(idx.sectionD * 8 + e.lowBit);
-          a.maskBit = uint32_t(idx.maskBitmaps * 8 + e.maskBit);
-          a.highBit = uint32_t(idx.highs * 8 + uint64_t(e.first) * h.highBits);
-          a.posByte = uint32_t(idx.positions + e.first);
-          a.count = e.count;
-          a.bits = e.bits;
-          a.maskCode = e.maskCode;
-        } else {
-          a.lowBit = uint32_t(idx.sectionD * 8);
-        }
-        m.areas.push_back(a);
-      }
-  }
-  m.finishLayout();
-  return valid;
-}
-
-size_t DecodePlan::buildValidated(const PatchInput* in, const ValidatedStream* checked, size_t count) {
-  Impl& m = *impl_;
-  m.reset(count);
-  size_t valid = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const PatchInput& p = in[i];
-    const ValidatedStream& v = checked[i];
-    Status st = v.status;
-    if (st == Status::Ok) m.infos[i] = v.info;  // like build(): known even if the destination is refused
-    if (st == Status::Ok && (!p.data || p.size < v.streamBytes || v.streamBytes < uint64_t(hfpac::kHeaderBytes)))
-      st = Status::InvalidArgument;  // not the stream that was validated
-    if (st == Status::Ok) st = Impl::checkDestination(p, v.width, v.streamBytes);
-    m.statuses[i] = st;
-    if (st != Status::Ok) continue;
-    ++valid;
-    m.place(i, p, v.width, v.height, v.streamBytes, v.areas, v.rbuc);
-  }
-  m.finishLayout();
-  return valid;
-}
 
 ValidatedStream validateStream(const uint8_t* data, size_t size) {
   ValidatedStream v;
@@ -239,27 +73,76 @@ ValidatedStream validateStream(const uint8_t* data, size_t size) {
   return v;
 }
 
+size_t DecodePlan::build(const PatchInput* in, size_t count) {
+  std::vector<ValidatedStream> checked(count);
+  for (size_t i = 0; i < count; ++i) checked[i] = validateStream(in[i].data, in[i].size);
+  return buildValidated(in, checked.data(), count);
+}
+
+size_t DecodePlan::buildValidated(const PatchInput* in, const ValidatedStream* checked, size_t count) {
+  Impl& m = *impl_;
+  m.statuses.assign(count, Status::Ok);
+  m.infos.assign(count, hfpac::PatchInfo{});
+  m.records.assign(count, TileRecord{});
+  m.sources.assign(count, nullptr);
+  m.sourceBytes.assign(count, 0);
+  m.wordsBytes = m.points = m.streamBytes = m.layeredAreas = m.rbucAreas = 0;
+  size_t valid = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const PatchInput& p = in[i];
+    const ValidatedStream& v = checked[i];
+    Status st = v.status;
+    if (st == Status::Ok) m.infos[i] = v.info;  // known even if the destination is refused
+    if (st == Status::Ok && (!p.data || p.size < v.streamBytes || v.streamBytes < uint64_t(hfpac::kHeaderBytes)))
+      st = Status::InvalidArgument;  // not the stream that was validated
+    const uint64_t pitch = p.dstPitch ? p.dstPitch : v.width;
+    if (st == Status::Ok && (v.streamBytes > kMaxStreamBytes || pitch < v.width || pitch > 0xffffffffull ||
+                             p.x < 0 || p.y < 0 || p.surface >= uint32_t(kMaxSurfacesPerLaunch)))
+      st = Status::InvalidArgument;
+    m.statuses[i] = st;
+    if (st != Status::Ok) continue;
+    ++valid;
+    TileRecord& r = m.records[i];
+    r.streamByte = m.wordsBytes;
+    r.dstOffset = p.dstOffset;
+    r.dstPitch = uint32_t(pitch);
+    r.surface = p.surface;
+    r.dstX = p.x;
+    r.dstY = p.y;
+    uint64_t& counter = v.rbuc ? m.rbucAreas : m.layeredAreas;
+    r.areaStart = uint32_t(counter);
+    r.areas = v.areas;
+    r.rbuc = v.rbuc ? 1u : 0u;
+    counter += v.areas;
+    m.sources[i] = p.data;
+    m.sourceBytes[i] = v.streamBytes;
+    m.wordsBytes += alignUp(v.streamBytes);
+    m.points += uint64_t(v.width) * uint64_t(v.height);
+    m.streamBytes += v.streamBytes;
+  }
+  m.wordsOffset = alignUp(count * sizeof(TileRecord));
+  m.blobBytes = m.wordsOffset + m.wordsBytes;
+  return valid;
+}
+
 size_t DecodePlan::blobBytes() const { return size_t(impl_->blobBytes); }
 
 void DecodePlan::writeBlob(uint8_t* dst) const {
   const Impl& m = *impl_;
-  for (size_t i = 0; i < m.patches.size(); ++i) {
-    const TileRecord r = m.record(i);
-    std::memcpy(dst + i * sizeof(TileRecord), &r, sizeof r);
-  }
-  const size_t recordsEnd = m.patches.size() * sizeof(TileRecord);
+  if (!m.records.empty()) std::memcpy(dst, m.records.data(), m.records.size() * sizeof(TileRecord));
+  const size_t recordsEnd = m.records.size() * sizeof(TileRecord);
   std::memset(dst + recordsEnd, 0, size_t(m.wordsOffset - recordsEnd));
   uint8_t* words = dst + m.wordsOffset;
   for (size_t i = 0; i < m.sources.size(); ++i) {
     if (!m.sources[i]) continue;
-    const uint64_t at = m.patches[i].streamWord * 4, n = m.sourceBytes[i];
+    const uint64_t at = m.records[i].streamByte, n = m.sourceBytes[i];
     std::memcpy(words + at, m.sources[i], size_t(n));
     std::memset(words + at + n, 0, size_t(alignUp(n) - n));
   }
 }
 
 size_t DecodePlan::entryAreas(size_t i) const {
-  return i < impl_->areaCount.size() && impl_->sources[i] ? impl_->areaCount[i] : 0;
+  return i < impl_->records.size() && impl_->sources[i] ? impl_->records[i].areas : 0;
 }
 
 size_t DecodePlan::entryBytes(size_t i) const {
@@ -276,18 +159,88 @@ void DecodePlan::writeEntry(size_t i, uint8_t* dst) const {
   std::memset(dst + bytes, 0, size_t(alignUp(bytes) - bytes));
 }
 
-size_t DecodePlan::patchCount() const { return impl_->patches.size(); }
+size_t DecodePlan::patchCount() const { return impl_->records.size(); }
 const std::vector<Status>& DecodePlan::statuses() const { return impl_->statuses; }
 const std::vector<hfpac::PatchInfo>& DecodePlan::infos() const { return impl_->infos; }
-uint64_t DecodePlan::areaCount() const { return impl_->layeredAreas + impl_->rbucAreaCount; }
+uint64_t DecodePlan::areaCount() const { return impl_->layeredAreas + impl_->rbucAreas; }
 uint64_t DecodePlan::points() const { return impl_->points; }
 uint64_t DecodePlan::streamBytes() const { return impl_->streamBytes; }
 
 namespace detail {
+
+// The reference: every descriptor from the CPU decoder's own stream index, independently of
+// desc_build.h.
 HostDescriptors hostDescriptors(const DecodePlan& plan) {
   const DecodePlan::Impl& m = plan.impl();
-  return HostDescriptors{m.patches, m.areas, m.rbucAreas};
+  HostDescriptors out;
+  out.patches.assign(m.records.size(), PatchDesc{});
+  hfpac::detail::StreamIndex idx;
+  for (size_t i = 0; i < m.records.size(); ++i) {
+    if (!m.sources[i]) continue;
+    if (hfpac::detail::indexStream(m.sources[i], size_t(m.sourceBytes[i]), idx) != Status::Ok) continue;
+    const TileRecord& r = m.records[i];
+    const hfpac::detail::Header& h = idx.h;
+    const hfpac::detail::Geometry& g = idx.g;
+    PatchDesc& d = out.patches[i];
+    d.streamWord = r.streamByte / 4;
+    d.dstOffset = r.dstOffset;
+    d.dstPitch = r.dstPitch;
+    d.surface = r.surface;
+    d.dstX = r.dstX;
+    d.dstY = r.dstY;
+    d.width = uint16_t(g.width);
+    d.height = uint16_t(g.height);
+    d.base = h.base;
+    d.flip = h.isSigned() ? 0x8000u : 0u;
+    d.maskOut = uint16_t(idx.maskValue ^ d.flip);
+    d.kind = h.isFlat()     ? kKindFlat
+             : h.isStored() ? kKindStored
+             : h.isRbuc()   ? kKindRbuc
+                            : kKindCoded;
+    d.segLog = h.segLog;
+    d.cornerBits = h.cornerBits;
+    d.edgeBits = h.edgeBits;
+    d.centreBits = h.centreBits;
+    d.highBits = h.highBits;
+    d.segX = uint16_t(g.segX);
+    d.segY = uint16_t(g.segY);
+    const uint64_t a0 = idx.sectionA * 8;
+    d.hedgeBit = uint32_t(a0 + g.hedgeBit);
+    d.vedgeBit = uint32_t(a0 + g.vedgeBit);
+    d.centreBit = uint32_t(a0 + g.centreBit);
+    for (int ay = 0; ay < g.areasY; ++ay)
+      for (int ax = 0; ax < g.areasX; ++ax) {
+        AreaDesc a{};
+        a.patch = uint32_t(i);
+        a.ax = uint16_t(ax);
+        a.ay = uint16_t(ay);
+        if (d.kind == kKindRbuc) {
+          // Residuals through the block index: the area's block start; masks as layered.
+          const hfpac::detail::AreaIndex& e = idx.areas[size_t(ay) * size_t(g.areasX) + size_t(ax)];
+          a.lowBit = uint32_t(idx.sectionD * 8 + idx.blockBits[size_t(ay / 2) * size_t(g.blocksX) + size_t(ax / 2)]);
+          a.maskBit = uint32_t(idx.maskBitmaps * 8 + e.maskBit);
+          a.maskCode = e.maskCode;
+          out.rbucAreas.push_back(a);
+          continue;
+        }
+        if (d.kind == kKindCoded) {
+          const hfpac::detail::AreaIndex& e = idx.areas[size_t(ay) * size_t(g.areasX) + size_t(ax)];
+          a.lowBit = uint32_t(idx.sectionD * 8 + e.lowBit);
+          a.maskBit = uint32_t(idx.maskBitmaps * 8 + e.maskBit);
+          a.highBit = uint32_t(idx.highs * 8 + uint64_t(e.first) * h.highBits);
+          a.posByte = uint32_t(idx.positions + e.first);
+          a.count = e.count;
+          a.bits = e.bits;
+          a.maskCode = e.maskCode;
+        } else {
+          a.lowBit = uint32_t(idx.sectionD * 8);
+        }
+        out.areas.push_back(a);
+      }
+  }
+  return out;
 }
+
 }  // namespace detail
 
 // ---------------------------------------------------------------- DeviceBatch
@@ -310,10 +263,10 @@ void DeviceBatch::uploadAsync(const DecodePlan& plan, const uint8_t* pinned_blob
   Impl& m = *impl_;
   const DecodePlan::Impl& p = plan.impl();
   m.blob.reserve(std::max<size_t>(p.blobBytes, 256));
-  m.flags.reserve(std::max<size_t>(p.patches.size(), 1));
-  m.patches = p.patches.size();
+  m.flags.reserve(std::max<size_t>(p.records.size(), 1));
+  m.patches = p.records.size();
   m.areas = p.layeredAreas;
-  m.rbucAreas = p.rbucAreaCount;
+  m.rbucAreas = p.rbucAreas;
   m.wordsOffset = p.wordsOffset;
   if (p.blobBytes == 0) return;
   CUDA_CHECK(cudaMemcpyAsync(m.blob.get(), pinned_blob, size_t(p.blobBytes),

@@ -109,9 +109,8 @@ class DecodePlan {
   // The PatchInput array and the streams must stay valid until writeBlob() has run.
   size_t build(const PatchInput* patches, size_t count);
   // The same for streams validated beforehand (validateStream on the same bytes, which must not
-  // have changed since): no stream is parsed here, only destinations are checked. Gives the
-  // same blob as build(); infos() are the validated ones. (The host-side descriptors that
-  // build() also computes as the device's reference are not made.)
+  // have changed since): no stream is parsed here, only destinations are checked. build() is
+  // validateStream on each stream, then this.
   size_t buildValidated(const PatchInput* patches, const ValidatedStream* validated, size_t count);
   // Bytes of the blob (records + stream words) for the patches given to build().
   size_t blobBytes() const;

@@ -42,11 +42,7 @@ Status makeResidentEntry(const uint8_t* data, size_t size, std::vector<uint8_t>&
   return Status::Ok;
 }
 
-uint64_t residentEntryBound(uint64_t payload, int width, int height) {
-  const uint64_t areas = uint64_t((std::max(width, 1) + 15) / 16) * uint64_t((std::max(height, 1) + 15) / 16);
-  (void)areas;  // entries are the stream words alone: the descriptors are built on the device
-  return align16(payload);
-}
+uint64_t residentEntryBound(uint64_t payload) { return align16(payload); }
 
 ResidentPool::ResidentPool(uint64_t bytes) : memory_(size_t(std::max<uint64_t>(bytes, 256))) {}
 

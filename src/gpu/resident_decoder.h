@@ -69,9 +69,9 @@ struct ResidentTarget {
 // entry.offset is left 0. No CUDA calls: safe on any thread.
 hfpac::Status makeResidentEntry(const uint8_t* data, size_t size, std::vector<uint8_t>& bytes,
                                 ResidentEntry& entry);
-// Upper bound of the entry bytes of a tile of `payload` bytes and width x height samples (for
-// budgets, without reading the stream).
-uint64_t residentEntryBound(uint64_t payload, int width, int height);
+// Upper bound of the entry bytes of a tile of `payload` bytes (for budgets, without reading the
+// stream): the stream words padded to 16 bytes.
+uint64_t residentEntryBound(uint64_t payload);
 
 // The device memory the entries live in (one cudaMalloc).
 class ResidentPool {

@@ -70,7 +70,7 @@ TEST(ResidentEntry, LaidOutWithinTheBoundAndCorruptStreamsRejectedLikeTheCpu) {
     EXPECT_EQ(t.entry.bytes % 16, 0u);
     EXPECT_EQ(t.entry.width, t.width);
     EXPECT_EQ(t.entry.height, t.height);
-    EXPECT_LE(t.entry.bytes, hfgpu::residentEntryBound(t.stream.size(), t.width, t.height));
+    EXPECT_LE(t.entry.bytes, hfgpu::residentEntryBound(t.stream.size()));
     // Truncated and damaged streams: the status hfpac::decode gives, and no entry.
     std::vector<uint16_t> out(size_t(t.width) * size_t(t.height));
     for (size_t cut : {size_t(0), size_t(5), t.stream.size() / 2, t.stream.size() - 1}) {

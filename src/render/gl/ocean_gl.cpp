@@ -134,14 +134,14 @@ void OceanLayer::draw(const OceanDraw& d) {
       glTextureParameteri(fields_, GL_TEXTURE_WRAP_T, GL_REPEAT);
       fieldsSize_ = n;
     }
-    std::vector<float> rgba(size_t(n) * size_t(n) * 4);
+    upload_.resize(size_t(n) * size_t(n) * 4);
     for (size_t i = 0; i < size_t(n) * size_t(n); ++i) {
-      rgba[4 * i + 0] = frame_.slopeX[i];
-      rgba[4 * i + 1] = frame_.slopeY[i];
-      rgba[4 * i + 2] = frame_.dispX[i];
-      rgba[4 * i + 3] = frame_.dispY[i];
+      upload_[4 * i + 0] = frame_.slopeX[i];
+      upload_[4 * i + 1] = frame_.slopeY[i];
+      upload_[4 * i + 2] = frame_.dispX[i];
+      upload_[4 * i + 3] = frame_.dispY[i];
     }
-    glTextureSubImage2D(fields_, 0, 0, 0, n, n, GL_RGBA, GL_FLOAT, rgba.data());
+    glTextureSubImage2D(fields_, 0, 0, 0, n, n, GL_RGBA, GL_FLOAT, upload_.data());
     glGenerateTextureMipmap(fields_);
   }
   if (!fields_) return;

@@ -59,6 +59,7 @@ class OceanLayer {
   OceanLayer() = default;
   std::unique_ptr<OceanWorker> worker_;
   OceanFrame frame_;
+  std::vector<float> upload_;  // the fields interleaved for the texture (kept between frames)
   OceanParams params_;
   double level_ = 0;
   int seabedW_ = 0, seabedH_ = 0;

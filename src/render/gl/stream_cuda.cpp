@@ -298,7 +298,7 @@ class CudaStreamStrategy final : public StreamStrategy {
   void makeVram(double cacheMiB) {
     uint64_t whole = 0;
     for (const auto& t : archive_.tiles())
-      whole += (hfgpu::residentEntryBound(t.size, p_, p_) + 255) / 256 * 256;
+      whole += (hfgpu::residentEntryBound(t.size) + 255) / 256 * 256;
     size_t freeBytes = 0, totalBytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
     const uint64_t half = freeBytes / 2;

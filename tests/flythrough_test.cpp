@@ -169,7 +169,7 @@ TEST(FlythroughSummary, NoFlightFrames) {
 
 // ---- CSV ----
 
-constexpr size_t kCsvColumns = 26;
+constexpr size_t kCsvColumns = 28;
 
 TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   TempDir dir;
@@ -198,6 +198,8 @@ TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   EXPECT_EQ(header[23], "payload_bytes_read");
   EXPECT_EQ(header[24], "cache_hits");
   EXPECT_EQ(header[25], "cache_bytes");
+  EXPECT_EQ(header[26], "imagery_cache_hits");
+  EXPECT_EQ(header[27], "imagery_cache_bytes");
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto c = split(rows[r], ',');
     ASSERT_EQ(c.size(), kCsvColumns) << "row " << r << ": " << rows[r];

@@ -57,13 +57,21 @@ struct Fixture {
 const Fixture& fixture() {
   static Fixture f = [] {
     Fixture x;
-#ifndef HFPACK_BINARY
-    x.skip = "built without hfpack (GDAL)";
-    return x;
-#else
     const fs::path dem = fs::path(HF_SHARED_DEM_DIR) / "ps_height_1k.png";
-    const fs::path tex = fs::path(HF_SHARED_DEM_DIR) / ".." / "imagery" / "ps_texture_1k.png";
-    if (!fs::exists(dem) || !fs::exists(tex)) {
+    // $HF_TEST_PS_TEXTURE: the texture elsewhere (the GPU machine has no ../shared).
+    const char* texEnv = std::getenv("HF_TEST_PS_TEXTURE");
+    const fs::path tex = texEnv && *texEnv ? fs::path(texEnv)
+                                           : fs::path(HF_SHARED_DEM_DIR) / ".." / "imagery" / "ps_texture_1k.png";
+    // $HF_TEST_PS_ARCHIVE: the heights already packed (hfpack's defaults), for builds without
+    // GDAL (the GPU machine's); else hfpack packs them here.
+    const char* packed = std::getenv("HF_TEST_PS_ARCHIVE");
+#ifndef HFPACK_BINARY
+    if (!packed || !*packed) {
+      x.skip = "built without hfpack (GDAL) and no $HF_TEST_PS_ARCHIVE";
+      return x;
+    }
+#endif
+    if (!fs::exists(tex) || (!(packed && *packed) && !fs::exists(dem))) {
       x.skip = "no Puget Sound pair in " + std::string(HF_SHARED_DEM_DIR) + "/..";
       return x;
     }
@@ -75,12 +83,18 @@ const Fixture& fixture() {
     }
     x.texture.rgba.assign(p, p + size_t(x.texture.w) * size_t(x.texture.h) * 4);
     stbi_image_free(p);
-    x.heights = (scratch() / "ps.hfa").string();
-    const std::string cmd = std::string("GDAL_PAM_ENABLED=NO '") + HFPACK_BINARY + "' '" + dem.string() +
-                            "' -o '" + x.heights + "' -q >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) {
-      x.skip = "hfpack failed on " + dem.string();
-      return x;
+    if (packed && *packed) {
+      x.heights = packed;
+    } else {
+#ifdef HFPACK_BINARY
+      x.heights = (scratch() / "ps.hfa").string();
+      const std::string cmd = std::string("GDAL_PAM_ENABLED=NO '") + HFPACK_BINARY + "' '" + dem.string() +
+                              "' -o '" + x.heights + "' -q >/dev/null 2>&1";
+      if (std::system(cmd.c_str()) != 0) {
+        x.skip = "hfpack failed on " + dem.string();
+        return x;
+      }
+#endif
     }
     std::string error;
     x.jpeg = (scratch() / "ps_jpeg.hfa").string();
@@ -93,7 +107,6 @@ const Fixture& fixture() {
         !hftest::addImagery(x.heights, x.finer, x.texture, hfa::ImageryCodec::Jpeg, 90, 1, error))
       x.skip = "adding imagery: " + error;
     return x;
-#endif
   }();
   return f;
 }
@@ -106,6 +119,7 @@ struct View {
   hfr::Camera cam;
   std::vector<uint8_t> px;
   hfr::FrameStats st;
+  uint64_t colourCacheHits = 0, colourBytesToDevice = 0;  // summed over the streaming steps
 };
 
 hfr::GlContext* context(std::string& skip) {
@@ -117,8 +131,10 @@ hfr::GlContext* context(std::string& skip) {
 
 // Renders `path` from straight above its centre (imagery view, no fog, heights flattened so
 // that every pixel shows the texel straight below it) until settled.
+// vramCacheMiB >= 0: the cuda imagery strategy's VRAM cache of that size (0: the whole
+// imagery, loaded before the first step).
 bool render(const std::string& path, const std::string& imageryStream, View& v, std::string& error,
-            double heightAbove = 1.15, double tau = 1.0) {
+            double heightAbove = 1.15, double tau = 1.0, double vramCacheMiB = -1) {
   if (!v.archive.open(path, error)) return false;
   v.strategy = hfr::makeStreamStrategy("cpu", v.archive, error);
   if (!v.strategy) return false;
@@ -132,8 +148,11 @@ bool render(const std::string& path, const std::string& imageryStream, View& v, 
   rs.verticalExaggeration = 1e-4;
   rs.background = {1.0f, 0.0f, 1.0f};
   rs.prefetch = false;
+  rs.imageryVramCache = vramCacheMiB >= 0;
+  rs.imageryCacheMiB = std::max(0.0, vramCacheMiB);
   v.renderer = hfr::Renderer::create(v.archive, *v.strategy, rs, error);
   if (!v.renderer) return false;
+  v.renderer->finishPrefetch();
   double minZ, maxZ, ex, ey;
   v.renderer->terrainBox(minZ, maxZ, ex, ey);
   v.cam.x = ex / 2;
@@ -142,7 +161,10 @@ bool render(const std::string& path, const std::string& imageryStream, View& v, 
   v.cam.yaw = 90;
   v.cam.pitch = -89.99;
   for (int i = 0; i < 4000 && !v.renderer->settled(); ++i) {
-    v.renderer->stream(v.cam);
+    hfr::FrameStats fs;
+    v.renderer->stream(v.cam, &fs);
+    v.colourCacheHits += fs.colourCacheHits;
+    v.colourBytesToDevice += fs.colourBytesToDevice;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   v.renderer->frame(v.cam, &v.st);
@@ -240,6 +262,40 @@ TEST(RenderImagery, ColoursFollowTheTextureBc1AndRgba8) {
       hfr::writePng(std::string(dir) + "/ps_imagery_" + stream + ".png", kW, kH, v.px, e2);
     }
     expectFollowsTexture(v, stream);
+  }
+}
+
+// The cuda imagery strategy (the GPU machine; skipped elsewhere) with its VRAM cache of BC1
+// chains: the whole imagery loaded first (then every tile the view wants is copied from the
+// pool: hits, not one byte over PCIe), and a pool of two chains (misses and evictions). Both
+// must draw exactly the image of the cuda strategy without a cache.
+TEST(RenderImagery, CudaVramCacheDrawsTheSameImage) {
+  REQUIRE_FIXTURE();
+  View plain;
+  std::string error;
+  ASSERT_TRUE(render(fixture().jpeg, "cuda", plain, error)) << error;
+  if (plain.renderer->imageryStrategy() != "cuda")
+    GTEST_SKIP() << "no cuda imagery here (it fell back to " << plain.renderer->imageryStrategy() << ")";
+  ASSERT_TRUE(plain.renderer->settled());
+  EXPECT_EQ(plain.colourCacheHits, 0u);
+  EXPECT_GT(plain.colourBytesToDevice, 0u);
+  for (double mib : {0.0, 0.09}) {
+    SCOPED_TRACE(mib);
+    View v;
+    ASSERT_TRUE(render(fixture().jpeg, "cuda", v, error, 1.15, 1.0, mib)) << error;
+    ASSERT_EQ(v.renderer->imageryStrategy(), "cuda");
+    EXPECT_TRUE(v.renderer->settled());
+    EXPECT_EQ(v.st.colourMissing, 0u);
+    if (mib == 0) {
+      EXPECT_GT(v.colourCacheHits, 0u);
+      EXPECT_EQ(v.colourBytesToDevice, 0u) << "imagery crossed PCIe although the whole of it was in video memory";
+    } else {
+      EXPECT_LE(v.st.colourCacheBytes, 2u * 44u * 1024u);
+    }
+    ASSERT_EQ(v.px.size(), plain.px.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < v.px.size(); ++i) differ += v.px[i] != plain.px[i];
+    EXPECT_EQ(differ, 0u) << "bytes of the image differ from the cuda strategy's without a cache";
   }
 }
 

@@ -86,6 +86,7 @@ hfr::RenderSettings runSettings(const hfr::RenderSettings& rs, const RunSpec& sp
   hfr::RenderSettings r = rs;
   if (spec.imagery == "off") r.imagery = false;
   else if (!spec.imagery.empty()) r.imageryStream = spec.imagery;
+  r.imageryVramCache = spec.vram;  // the imagery's BC1 chains in video memory too (cuda imagery)
   const bool rgba8 = spec.imagery == "raw" || (spec.imagery.empty() && spec.strategy == "raw");
   const bool hasImagery = archive.hasImagery() && !archive.imageryTiles().empty();
   if (rgba8 && r.imagery && hasImagery) {
@@ -519,7 +520,11 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
     j.beginObject();
     j.field("dem", name).field("ratio", own > 0 ? rawPayload / own : 0.0).field("io", io).field("io_cold", cold);
     j.field("cache", m.spec.vram ? "vram" : "host").field("strategy", m.spec.label).field("strategy_run", m.name);
-    if (m.spec.vram) j.field("cache_load_ms", m.cacheLoadMs).field("cache_bytes", m.cacheBytes);
+    if (m.spec.vram)
+      j.field("cache_load_ms", m.cacheLoadMs + m.run.fill.colourPreloadMs)
+          .field("cache_bytes", m.cacheBytes + m.run.fill.colourCacheBytes)
+          .field("imagery_cache_load_ms", m.run.fill.colourPreloadMs)
+          .field("imagery_cache_bytes", m.run.fill.colourCacheBytes);
     j.field("first_view_ms", m.run.fill.ms).field("fill_ms", m.run.atlasFill.ms);
     j.field("missing_tiles_per_frame", m.sum.meanMissing);
     j.field("h2d_bytes", h2d).field("payload_bytes", payload);
@@ -701,6 +706,7 @@ int runFlythroughCommand(int argc, char** argv) {
   };
   if (budget <= 0) budget = hfr::atlasBudgetForFraction(*archives[0], budgetFraction);
   rs.atlasBudgetMiB = budget;
+  rs.imageryCacheMiB = cacheOptions.cacheMiB;  // the vram run's imagery pool (runSettings)
   rs.fog = true;
   {
     struct stat st{};

@@ -71,7 +71,9 @@ void usage() {
       "BC1 reaches the atlas inside video memory), raw as RGBA8; default: as --stream.\n"
       "--cache vram (with --stream cuda) keeps the compressed tiles in video memory (MIB, default\n"
       "the whole archive if it fits in half the free memory): the archive is loaded once and\n"
-      "atlas fills decode from there with nothing crossing PCIe but 48 bytes per tile.\n"
+      "atlas fills decode from there with nothing crossing PCIe but 48 bytes per tile; with\n"
+      "cuda imagery, each imagery tile's BC1 chain is kept too (MIB more; default the whole\n"
+      "imagery if it fits in a quarter of the free memory) and copied into the atlas from there.\n"
       "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
       "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
       "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
@@ -336,6 +338,9 @@ int main(int argc, char** argv) {
   // Imagery is what a user expects to see first when the archive has it.
   if (!viewGiven && rs.imagery && archive.hasImagery()) rs.view = hfr::View::ImageryLit;
   std::string note;
+  // --cache vram covers the imagery too (the cuda imagery strategy's pool of BC1 chains).
+  rs.imageryVramCache = streamOpts.vramCache;
+  rs.imageryCacheMiB = streamOpts.cacheMiB;
   auto strategy = hfr::makeRenderStreamStrategy(stream, archive, error, note, streamOpts);
   if (!strategy) return fail(error);
   if (!note.empty()) std::fprintf(stderr, "Note: %s\n", note.c_str());

@@ -494,6 +494,9 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
                     humanBytes(double(ss.cacheCapacity)).c_str(), (unsigned long long)ss.cacheHits,
                     (unsigned long long)ss.cacheMisses,
                     ss.preloadMs > 0 ? (", archive loaded in " + std::to_string(int(ss.preloadMs)) + " ms").c_str() : "");
+      if (st.colourCacheBytes)
+        ImGui::Text("imagery VRAM cache %s (BC1), %llu tiles from it this frame",
+                    humanBytes(double(st.colourCacheBytes)).c_str(), (unsigned long long)st.colourCacheHits);
       if (st.failedTiles)
         ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
                            "corrupt tiles %zu (drawn from ancestors)", st.failedTiles);

@@ -58,6 +58,8 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.colourBytesRead = st.colourBytesStreamed;
   f.colourBytesToDevice = st.colourBytesToDevice;
   f.colourCpuMs = st.colourCpuMs;
+  f.colourCacheHits = st.colourCacheHits;
+  f.colourCacheBytes = st.colourCacheBytes;
   if (stats) *stats = std::move(st);
   return f;
 }
@@ -104,6 +106,7 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
   flightPath(*renderer, options, path);
   const Camera first = path.at(path.startTime());
   fill = FillResult{};
+  if (rs.imageryVramCache) renderer->finishPrefetch(&fill.colourPreloadMs, &fill.colourCacheBytes);
   const StreamStats before = strategy.stats();
   const auto t0 = std::chrono::steady_clock::now();
   while (true) {
@@ -178,7 +181,9 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
     frames = int(std::min<double>(FlythroughOptions::kMaxFrames,
                                   std::floor(path.duration() / options.dt * (1 + 1e-9)) + 1));
 
-  // 1. Initial fill at the first camera.
+  // 1. Initial fill at the first camera (the imagery's VRAM cache loaded first, untimed, as
+  // the heights' is by the caller).
+  if (rs.imageryVramCache) renderer->finishPrefetch(&run.fill.colourPreloadMs, &run.fill.colourCacheBytes);
   const Camera first = path.at(path.startTime());
   const StreamStats before = strategy.stats();
   const auto fill0 = std::chrono::steady_clock::now();
@@ -280,11 +285,12 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
                "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
                "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
-               "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read,cache_hits,cache_bytes\n");
+               "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read,cache_hits,cache_bytes,"
+               "imagery_cache_hits,imagery_cache_bytes\n");
   for (const FlyFrame& r : run.frames)
     std::fprintf(f.get(),
                  "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu,"
-                 "%zu,%zu,%llu,%llu,%.4f,%llu,%llu,%llu\n",
+                 "%zu,%zu,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu\n",
                  r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
                  r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
                  r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
@@ -292,7 +298,8 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                  (unsigned long long)r.samplesToDevice, r.colourUploaded, r.colourMissing,
                  (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice, r.colourCpuMs,
                  (unsigned long long)r.bytesRead, (unsigned long long)r.cacheHits,
-                 (unsigned long long)r.cacheBytes);
+                 (unsigned long long)r.cacheBytes, (unsigned long long)r.colourCacheHits,
+                 (unsigned long long)r.colourCacheBytes);
   if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
     error = "writing " + path + " failed";
     return false;

@@ -63,6 +63,7 @@ struct FlyFrame {
   size_t colourUploaded = 0, colourMissing = 0;
   uint64_t colourBytesRead = 0, colourBytesToDevice = 0;
   double colourCpuMs = 0;  // render-thread wall time of the imagery work (FrameStats::colourCpuMs)
+  uint64_t colourCacheHits = 0, colourCacheBytes = 0;  // the imagery's VRAM cache, as for heights
 };
 
 struct FillResult {
@@ -73,6 +74,10 @@ struct FillResult {
   uint64_t bytesRead = 0;  // height payload bytes read from the archive during the fill
   size_t colourTiles = 0;  // imagery tiles uploaded during the fill
   uint64_t colourBytesToDevice = 0;
+  // RenderSettings::imageryVramCache: loading the whole imagery into the pool before the fill
+  // (Renderer::finishPrefetch), and the bytes it holds then.
+  double colourPreloadMs = 0;
+  uint64_t colourCacheBytes = 0;
 };
 
 struct FlythroughRun {

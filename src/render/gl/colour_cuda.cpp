@@ -21,6 +21,20 @@
 // after its layer was filled: it is then released and drawn from an ancestor (a CRC-valid
 // corrupt stream; the archive's CRCs make this practically unreachable).
 //
+// --cache vram (StreamOptions::vramCache): every JPEG tile's BC1 chain, once made, is also
+// copied (glCopyNamedBufferSubData, inside video memory) from the pair's buffer into a pool: one
+// GL buffer of cacheMiB whose bookkeeping is a CompressedCache (LRU). A requested tile found
+// there is a hit: one glCompressedTextureSubImage3D per mip level from the pool, no decode, no
+// loader, nothing over PCIe. The chains, not the JPEG bytes, are kept (4 bits per texel against
+// JPEG's ~1-1.5): a hit then costs a copy, where keeping JPEG would cost the Huffman decode,
+// IDCT, mips and BC1 encoding on every fill. A tile enters as kPending and becomes kReady when
+// its batch is seen finished without a kernel error (a hit on a kPending tile waits for that).
+// When the whole imagery fits, the loader prepares "preload" batches of the tiles not cached
+// yet, coarse levels first, whenever no requested tile is waiting; the render thread submits
+// them after the requested ones (deliver) or all at once (finishPrefetch). GL orders every copy
+// into and out of the pool, so entries need no pins: a slot reused by a later tile is written
+// after the earlier copies out of it.
+//
 // No CUDA device, or no CUDA-GL interop with the current context: falls back to the CPU
 // strategy (BC1) and says so once on stderr.
 #ifdef HF_HAVE_CUDA_COLOUR
@@ -43,6 +57,7 @@
 #include "gpu/imagery/bc1_encoder.h"
 #include "gpu/imagery/jpeg_decoder.h"
 #include "render/gl/stream_gl.h"
+#include "render/stream/compressed_cache.h"
 
 namespace hfr {
 
@@ -50,12 +65,14 @@ namespace {
 
 class CudaColourStrategy final : public ColourStream {
  public:
-  CudaColourStrategy(const hfa::ArchiveReader& archive, himg::Bc1Mode mode, int pairs, size_t batchTiles)
+  CudaColourStrategy(const hfa::ArchiveReader& archive, himg::Bc1Mode mode, int pairs, size_t batchTiles,
+                     const StreamOptions& cache)
       : archive_(archive), mode_(mode), batchTiles_(std::max<size_t>(1, batchTiles)) {
     tileSize_ = archive.imagery().tileSize;
     levels_ = 1;
     while (levels_ < himg::kTileMipLevels && (tileSize_ >> levels_) >= 16) ++levels_;
     chainBytes_ = hfgpu::bc1ChainBytes(tileSize_, levels_);
+    if (cache.vramCache) makeCache(cache.cacheMiB);
     pairs_.resize(size_t(std::max(1, pairs)));
     for (auto& p : pairs_) p = std::make_unique<Pair>();
     std::string error;
@@ -91,9 +108,12 @@ class CudaColourStrategy final : public ColourStream {
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t t : queue_) active_.erase(t);
     queue_.clear();
+    for (size_t t : hits_) active_.erase(t);
+    hits_.clear();
     for (size_t t : tiles) {
       if (t >= archive_.imageryTiles().size() || !active_.insert(t).second) continue;
-      queue_.push_back(t);
+      if (cacheOn() && cache_->state[t] != kAbsent) hits_.push_back(t);  // no decode needed
+      else queue_.push_back(t);
     }
     last_ = tiles;
     if (!queue_.empty()) wake_.notify_all();
@@ -104,14 +124,10 @@ class CudaColourStrategy final : public ColourStream {
     try {
       if (!ensureInterop(sink)) return fallback_->deliver(sink, maxTiles);
       collectFinished(sink, /*wait=*/false);
-      size_t n = deliverCpuTiles(sink, maxTiles);
+      size_t n = deliverHits(sink, maxTiles);
+      n += deliverCpuTiles(sink, maxTiles - n);
       while (n < maxTiles) {
-        Pair* pr = nullptr;
-        {
-          std::lock_guard<std::mutex> lock(mutex_);
-          for (auto& p : pairs_)
-            if (p->state == Pair::Prepared && (!pr || p->order < pr->order)) pr = p.get();
-        }
+        Pair* pr = nextPrepared();
         if (!pr) break;
         n += submit(*pr, sink);
       }
@@ -162,6 +178,10 @@ class CudaColourStrategy final : public ColourStream {
     std::lock_guard<std::mutex> lock(mutex_);
     ColourStats s = stats_;
     s.requested = active_.size();
+    if (cacheOn()) {
+      s.cacheBytes = cache_->index.usedBytes();
+      s.cacheCapacity = cache_->index.capacity();
+    }
     if (fallback_) {
       const ColourStats f = fallback_->stats();
       s.requested = f.requested;
@@ -175,7 +195,49 @@ class CudaColourStrategy final : public ColourStream {
     return s;
   }
 
+  void finishPrefetch(ColourSink& sink) override {
+    if (fallback_ || !cache_) return;
+    try {
+      if (!ensureInterop(sink)) return;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!cacheOn() || !cache_->preload) return;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      for (;;) {
+        collectFinished(sink, /*wait=*/false);
+        bool submitted = false;
+        while (Pair* pr = nextPrepared()) {
+          submit(*pr, sink);
+          submitted = true;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (preloadFinished() || !loaderError_.empty()) break;
+        }
+        if (!submitted) std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.preloadMs = ms;
+    } catch (const std::exception& e) {
+      fallBack(std::string("CUDA error: ") + e.what());
+    }
+  }
+
  private:
+  enum : uint8_t { kAbsent = 0, kPending = 1, kReady = 2 };
+  // --cache vram: the pool's bookkeeping (the GL buffer is pool_). Guarded by mutex_.
+  struct Cache {
+    CompressedCache index;
+    std::vector<uint8_t> state;  // per imagery tile
+    bool preload = false;        // the whole imagery fits: load it in the background
+    bool off = false;            // the GL buffer could not be made: no cache after all
+    size_t cursor = 0;           // preload: the next imagery tile to look at
+    size_t outstanding = 0;      // preload batches being loaded, prepared or decoded
+    explicit Cache(uint64_t bytes) : index(bytes, 256) {}
+  };
+
   // One batch in flight: decoder (pinned staging + device stream bytes), stream, the device
   // RGBA8 tiles and mip scratch, and the GL pixel-unpack buffer the BC1 chains land in.
   struct Pair {
@@ -192,7 +254,53 @@ class CudaColourStrategy final : public ColourStream {
     std::vector<size_t> tiles;          // the batch, in prepare() order
     std::vector<std::string> hostErrors;  // prepare()'s verdict per tile ("" = staged)
     std::vector<long> layers;           // per tile: its atlas layer, -1 when not uploaded
+    bool preload = false;               // --cache vram: a batch for the pool only (no layers)
+    std::vector<size_t> cached;         // --cache vram: tiles this batch put into the pool
   };
+
+  bool cacheOn() const { return cache_ && !cache_->off; }  // (mutex_ held, or the render thread)
+  // Preload done: every tile looked at and no preload batch left anywhere. (mutex_ held)
+  bool preloadFinished() const {
+    return !cacheOn() || !cache_->preload || !tablesError_.empty() ||
+           (cache_->cursor >= archive_.imageryTiles().size() && cache_->outstanding == 0);
+  }
+  bool preloadLeft() const {  // (mutex_ held)
+    return cacheOn() && cache_->preload && tablesError_.empty() && cache_->cursor < archive_.imageryTiles().size();
+  }
+  // A pair goes back to the loader. (mutex_ held)
+  void release(Pair& p) {
+    if (p.preload && cache_ && cache_->outstanding > 0) --cache_->outstanding;
+    p.preload = false;
+    p.state = Pair::Idle;
+    wake_.notify_all();
+  }
+  // The prepared batch to submit next: requested tiles before preload, in preparation order.
+  Pair* nextPrepared() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Pair* pr = nullptr;
+    for (auto& p : pairs_)
+      if (p->state == Pair::Prepared &&
+          (!pr || (p->preload != pr->preload ? !p->preload : p->order < pr->order)))
+        pr = p.get();
+    return pr;
+  }
+
+  // The pool: cacheMiB, or the whole imagery's chains when they fit in a quarter of the free
+  // device memory (else that quarter). JPEG tiles only: others come from host memory anyway.
+  void makeCache(double cacheMiB) {
+    uint64_t whole = 0;
+    for (const auto& e : archive_.imageryTiles())
+      if (e.codec == hfa::ImageryCodec::Jpeg) whole += (uint64_t(chainBytes_) + 255) / 256 * 256;
+    size_t freeBytes = 0, totalBytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const uint64_t budget = cacheMiB > 0 ? uint64_t(cacheMiB * 1024 * 1024) : std::min<uint64_t>(whole, freeBytes / 4);
+    if (budget > freeBytes)
+      throw std::runtime_error("--cache vram:" + std::to_string(int64_t(cacheMiB)) + " is more than the " +
+                               std::to_string(freeBytes >> 20) + " MiB of free device memory");
+    cache_ = std::make_unique<Cache>(std::max<uint64_t>(budget, (uint64_t(chainBytes_) + 255) / 256 * 256));
+    cache_->state.assign(archive_.imageryTiles().size(), kAbsent);
+    cache_->preload = whole > 0 && whole <= cache_->index.capacity();
+  }
 
   // ---- loader thread ----
 
@@ -204,7 +312,7 @@ class CudaColourStrategy final : public ColourStream {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] {
           if (stop_) return true;
-          if (queue_.empty()) return false;
+          if (queue_.empty() && !preloadLeft()) return false;
           for (auto& p : pairs_)
             if (p->state == Pair::Idle) return true;
           return false;
@@ -217,9 +325,24 @@ class CudaColourStrategy final : public ColourStream {
           }
         if (!pr) continue;  // cannot happen: the wait above saw an idle pair
         pr->state = Pair::Loading;
-        while (!queue_.empty() && tiles.size() < batchTiles_) {
-          tiles.push_back(queue_.front());
-          queue_.pop_front();
+        pr->preload = queue_.empty();  // requested tiles first; else the pool's next tiles
+        if (!pr->preload) {
+          while (!queue_.empty() && tiles.size() < batchTiles_) {
+            tiles.push_back(queue_.front());
+            queue_.pop_front();
+          }
+        } else {
+          ++cache_->outstanding;
+          const auto& entries = archive_.imageryTiles();
+          while (cache_->cursor < entries.size() && tiles.size() < batchTiles_) {
+            const size_t t = cache_->cursor++;
+            if (entries[t].codec == hfa::ImageryCodec::Jpeg && cache_->state[t] == kAbsent && !active_.count(t))
+              tiles.push_back(t);
+          }
+          if (tiles.empty()) {
+            release(*pr);
+            continue;
+          }
         }
       }
       const auto t0 = std::chrono::steady_clock::now();
@@ -234,7 +357,7 @@ class CudaColourStrategy final : public ColourStream {
         const hfa::ImageryEntry& e = archive_.imageryTiles()[tile];
         if (e.codec == hfa::ImageryCodec::Jpeg && tablesError_.empty()) {
           if (!archive_.imageryPayload(tile, data, size, error)) {
-            cpuTiles.push_back(failedTile(tile, error));
+            if (!pr->preload) cpuTiles.push_back(failedTile(tile, error));  // preload: reported if requested
             continue;
           }
           bytes += size;
@@ -266,12 +389,13 @@ class CudaColourStrategy final : public ColourStream {
       for (auto& t : cpuTiles) cpuDone_.push_back(std::move(t));
       if (!error.empty()) {  // a CUDA error on this thread: tiles go back, the render thread falls back
         loaderError_ = error;
-        pr->state = Pair::Idle;
-        for (size_t t : jpegTiles) active_.erase(t);
+        if (!pr->preload)
+          for (size_t t : jpegTiles) active_.erase(t);
+        release(*pr);
         return;
       }
       if (jpegTiles.empty()) {
-        pr->state = Pair::Idle;
+        release(*pr);
         continue;
       }
       pr->tiles = std::move(jpegTiles);
@@ -326,6 +450,23 @@ class CudaColourStrategy final : public ColourStream {
       fallBack(why);
       return false;
     }
+    if (cache_) {
+      while (glGetError() != GL_NO_ERROR) {
+      }
+      glCreateBuffers(1, &pool_);
+      glNamedBufferStorage(pool_, GLsizeiptr(cache_->index.capacity()), nullptr, 0);
+      if (glGetError() != GL_NO_ERROR) {
+        std::fprintf(stderr, "Note: --cache vram: no room for %.0f MiB of imagery in video memory; imagery is not cached\n",
+                     double(cache_->index.capacity()) / 1048576.0);
+        glDeleteBuffers(1, &pool_);
+        pool_ = 0;
+        std::lock_guard<std::mutex> lock(mutex_);
+        cache_->off = true;
+        for (size_t t : hits_) queue_.push_back(t);
+        hits_.clear();
+        wake_.notify_all();
+      }
+    }
     interop_ = true;
     return true;
   }
@@ -339,15 +480,63 @@ class CudaColourStrategy final : public ColourStream {
       if (p->pbo) glDeleteBuffers(1, &p->pbo);
       p->pbo = 0;
     }
+    if (pool_) glDeleteBuffers(1, &pool_);
+    pool_ = 0;
     fallback_ = std::make_unique<ColourStrategy>(archive_, ColourFormat::Bc1, mode_);
     std::vector<size_t> again;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       again = last_;
       queue_.clear();
+      hits_.clear();
       active_.clear();
     }
     fallback_->request(again);
+  }
+
+  // --cache vram: requested tiles whose chains are in the pool, copied into their layers inside
+  // video memory. A tile whose batch has not been seen finished yet waits; one evicted since it
+  // was requested is decoded again.
+  size_t deliverHits(ColourSink& sink, size_t maxTiles) {
+    if (!cacheOn()) return 0;
+    size_t n = 0;
+    std::vector<size_t> later;
+    while (n < maxTiles) {
+      size_t t = 0;
+      int64_t offset = -1;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (hits_.empty()) break;
+        t = hits_.front();
+        hits_.pop_front();
+        const uint8_t st = cache_->state[t];
+        if (st == kPending) {
+          later.push_back(t);
+          continue;
+        }
+        if (st == kReady) offset = cache_->index.find(t);  // and most recently used
+        if (offset < 0) {
+          queue_.push_front(t);
+          wake_.notify_all();
+          continue;
+        }
+      }
+      uint32_t layer = 0;
+      const bool reserved = sink.reserveColour(t, layer);
+      if (reserved) sink.uploadColourChainFromBuffer(layer, pool_, size_t(offset));
+      std::lock_guard<std::mutex> lock(mutex_);
+      active_.erase(t);
+      if (reserved) {
+        ++stats_.delivered;
+        ++stats_.cacheHits;
+        ++n;
+      } else {
+        ++stats_.dropped;  // asked again by a later request
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = later.rbegin(); it != later.rend(); ++it) hits_.push_front(*it);
+    return n;
   }
 
   // Tiles finished on the loader thread (not JPEG, or unreadable): as the CPU strategy does.
@@ -388,13 +577,17 @@ class CudaColourStrategy final : public ColourStream {
   size_t submit(Pair& pr, ColourSink& sink) {
     const size_t count = pr.tiles.size();
     pr.layers.assign(count, -1);
-    size_t uploaded = 0, dropped = 0, failed = 0;
+    pr.cached.clear();
+    size_t uploaded = 0, dropped = 0, failed = 0, staged = 0;
     for (size_t i = 0; i < count; ++i) {
       if (!pr.hostErrors[i].empty()) {
+        if (pr.preload) continue;  // reported if the tile is ever requested
         sink.colourFailed(pr.tiles[i], archive_.imageryTileName(pr.tiles[i]) + ": " + pr.hostErrors[i]);
         ++failed;
         continue;
       }
+      ++staged;
+      if (pr.preload) continue;
       uint32_t layer = 0;
       if (sink.reserveColour(pr.tiles[i], layer)) {
         pr.layers[i] = long(layer);
@@ -403,7 +596,8 @@ class CudaColourStrategy final : public ColourStream {
         ++dropped;  // asked again by a later request
       }
     }
-    if (uploaded > 0) {
+    const bool toPool = cacheOn() && pool_ != 0 && staged > 0;
+    if (uploaded > 0 || toPool) {
       const size_t pixels = count * size_t(tileSize_) * size_t(tileSize_) * 4;
       pr.rgba.reserve(pixels);
       pr.scratch.reserve(std::max<size_t>(1, hfgpu::mipScratchBytes(tileSize_, levels_, count)));
@@ -421,20 +615,42 @@ class CudaColourStrategy final : public ColourStream {
       pr.done.record(pr.stream);
       for (size_t i = 0; i < count; ++i)
         if (pr.layers[i] >= 0) sink.uploadColourChainFromBuffer(uint32_t(pr.layers[i]), pr.pbo, i * chainBytes_);
+      if (toPool) keepChains(pr);
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t t : pr.tiles) active_.erase(t);
+    if (!pr.preload)
+      for (size_t t : pr.tiles) active_.erase(t);
     stats_.delivered += uploaded;
     stats_.dropped += dropped;
     stats_.failed += failed;
-    if (uploaded > 0) {
+    if (uploaded > 0 || toPool) {
       stats_.bytesToDevice += pr.decoder.stagedBytes();
       pr.state = Pair::Submitted;
     } else {
-      pr.state = Pair::Idle;
-      wake_.notify_all();
+      release(pr);
     }
     return uploaded;
+  }
+
+  // --cache vram: copies the batch's chains into the pool (GL copies after the GL uploads, so
+  // after the CUDA writes), as kPending entries until the batch is seen finished.
+  void keepChains(Pair& pr) {
+    for (size_t i = 0; i < pr.tiles.size(); ++i) {
+      if (!pr.hostErrors[i].empty()) continue;
+      const size_t t = pr.tiles[i];
+      int64_t at = -1;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (cache_->state[t] != kAbsent) continue;  // kept by another batch already
+        std::vector<size_t> evicted;
+        at = cache_->index.insert(t, chainBytes_, &evicted);
+        for (size_t k : evicted) cache_->state[k] = kAbsent;
+        if (at < 0) continue;
+        cache_->state[t] = kPending;
+      }
+      glCopyNamedBufferSubData(pr.pbo, pool_, GLintptr(i * chainBytes_), GLintptr(at), GLsizeiptr(chainBytes_));
+      pr.cached.push_back(t);
+    }
   }
 
   // Batches whose GPU work has finished: kernel-detected corrupt tiles are released; the pair
@@ -453,8 +669,22 @@ class CudaColourStrategy final : public ColourStream {
           --stats_.delivered;
         }
       std::lock_guard<std::mutex> lock(mutex_);
-      p->state = Pair::Idle;
-      wake_.notify_all();
+      if (!p->cached.empty()) {  // the pool's new entries: usable now, or out when the kernel flagged them
+        std::unordered_set<size_t> bad;
+        for (size_t i = 0; i < errors.size() && i < p->tiles.size(); ++i)
+          if (!errors[i].empty()) bad.insert(p->tiles[i]);
+        for (size_t t : p->cached) {
+          if (cache_->state[t] != kPending || !cache_->index.contains(t)) continue;
+          if (bad.count(t)) {
+            cache_->index.erase(t);
+            cache_->state[t] = kAbsent;
+          } else {
+            cache_->state[t] = kReady;
+          }
+        }
+        p->cached.clear();
+      }
+      release(*p);
     }
   }
 
@@ -468,11 +698,14 @@ class CudaColourStrategy final : public ColourStream {
   bool cpuDecoderOk_ = false;
   std::vector<std::unique_ptr<Pair>> pairs_;
   bool interop_ = false;
+  std::unique_ptr<Cache> cache_;  // --cache vram
+  GLuint pool_ = 0;               // --cache vram: the chains (render thread)
   std::unique_ptr<ColourStrategy> fallback_;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<size_t> queue_;
+  std::deque<size_t> hits_;  // --cache vram: requested tiles in the pool (no decode)
   std::unordered_set<size_t> active_;
   std::deque<ColourTile> cpuDone_;
   std::vector<size_t> last_;
@@ -486,13 +719,14 @@ class CudaColourStrategy final : public ColourStream {
 }  // namespace
 
 std::unique_ptr<ColourStream> makeCudaColourStream(const hfa::ArchiveReader& archive, himg::Bc1Mode mode,
-                                                   std::string& note, int pairs, size_t batchTiles) {
+                                                   std::string& note, int pairs, size_t batchTiles,
+                                                   const StreamOptions& cache) {
   if (hfgpu::cudaDeviceCountOrZero() == 0) {
     note = "no CUDA device: imagery is decoded and BC1-coded on the CPU";
     return nullptr;
   }
   try {
-    return std::make_unique<CudaColourStrategy>(archive, mode, pairs, batchTiles);
+    return std::make_unique<CudaColourStrategy>(archive, mode, pairs, batchTiles, cache);
   } catch (const std::exception& e) {
     note = std::string("CUDA imagery strategy: ") + e.what() + "; imagery is decoded on the CPU";
     return nullptr;

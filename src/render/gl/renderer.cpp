@@ -188,7 +188,7 @@ struct Renderer::Impl final : TileSink {
   GLuint colourAtlas = 0, cellsBuffer = 0;
   size_t cellsCapacity = 0;  // ColourCells the buffer holds
   GLint uColour = -1, uColourTile = -1;
-  uint64_t lastColourRead = 0, lastColourToDevice = 0;
+  uint64_t lastColourRead = 0, lastColourToDevice = 0, lastColourCacheHits = 0;
   std::vector<ColourCell> cells;
   std::vector<size_t> shownCoarser;  // this frame's drawn cells whose imagery is not resident
 
@@ -603,7 +603,10 @@ bool Renderer::Impl::initColour(std::string& error) {
   const himg::Bc1Mode mode = settings.bc1Quality ? himg::Bc1Mode::Quality : himg::Bc1Mode::Fast;
   if (name == "cuda") {
     std::string note;
-    colour = makeCudaColourStream(archive, mode, note, 2, std::max<size_t>(1, settings.colourUploadsPerFrame));
+    StreamOptions cache;
+    cache.vramCache = settings.imageryVramCache;
+    cache.cacheMiB = settings.imageryCacheMiB;
+    colour = makeCudaColourStream(archive, mode, note, 2, std::max<size_t>(1, settings.colourUploadsPerFrame), cache);
     if (!colour) notes.push_back("imagery stream cuda: " + note);
   }
   if (!colour) colour = std::make_unique<ColourStrategy>(archive, format, mode);
@@ -615,6 +618,7 @@ bool Renderer::Impl::initColour(std::string& error) {
   const ColourStats cs = colour->stats();
   lastColourRead = cs.bytesRead;
   lastColourToDevice = cs.bytesToDevice;
+  lastColourCacheHits = cs.cacheHits;
   return true;
 }
 
@@ -756,9 +760,12 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
       st->colourFailed = size_t(std::count(colourFailedTiles.begin(), colourFailedTiles.end(), 1));
       st->colourBytesStreamed = cs.bytesRead - std::min(cs.bytesRead, lastColourRead);
       st->colourBytesToDevice = cs.bytesToDevice - std::min(cs.bytesToDevice, lastColourToDevice);
+      st->colourCacheHits = cs.cacheHits - std::min(cs.cacheHits, lastColourCacheHits);
+      st->colourCacheBytes = cs.cacheBytes;
     }
     lastColourRead = cs.bytesRead;
     lastColourToDevice = cs.bytesToDevice;
+    lastColourCacheHits = cs.cacheHits;
   }
 }
 
@@ -1170,6 +1177,29 @@ void Renderer::finishFrame(FrameStats* stats) {
     stats->updateGpuMs = std::max(0.0, upload) + (deviceMs - m.lastDeviceMs);
   }
   m.lastDeviceMs = deviceMs;
+}
+
+void Renderer::finishPrefetch(double* colourPreloadMs, uint64_t* colourCacheBytes) {
+  Impl& m = *impl_;
+  m.strategy.finishPrefetch();
+  const StreamStats ss = m.strategy.stats();
+  m.lastCompressed = ss.compressedToDevice;
+  m.lastSamples = ss.samplesToDevice;
+  m.lastBytesRead = ss.bytesRead;
+  m.lastCacheHits = ss.cacheHits;
+  if (m.colour) {
+    m.colour->finishPrefetch(m.colourSink);
+    const ColourStats cs = m.colour->stats();
+    // Preload batches are not uploads of a frame: the next frame's differences start here.
+    m.lastColourRead = cs.bytesRead;
+    m.lastColourToDevice = cs.bytesToDevice;
+    m.lastColourCacheHits = cs.cacheHits;
+    if (colourPreloadMs) *colourPreloadMs = cs.preloadMs;
+    if (colourCacheBytes) *colourCacheBytes = cs.cacheBytes;
+  } else {
+    if (colourPreloadMs) *colourPreloadMs = 0;
+    if (colourCacheBytes) *colourCacheBytes = 0;
+  }
 }
 
 bool Renderer::resize(int width, int height, std::string& error) {

@@ -86,6 +86,11 @@ struct RenderSettings {
   double imageryBudgetFraction = 0.5;
   double imageryTexelPixels = 1.0;   // refine imagery while a texel covers more pixels
   size_t colourUploadsPerFrame = 32;  // imagery tiles uploaded per frame at most
+  // cuda imagery only (hfview --cache vram[:MiB]): keep every decoded tile's BC1 chain in a
+  // video-memory pool of imageryCacheMiB (0 = the whole imagery when it fits in a quarter of
+  // the free device memory) and fill the atlas from there (makeCudaColourStream).
+  bool imageryVramCache = false;
+  double imageryCacheMiB = 0;
   // The animated ocean on water (issue 14; docs/rendering.md section 6): samples at or below
   // waterLevel metres (and nodata) are water. Needs the ocean part (FFTW); without it, or
   // without water at the level, a note says so and the terrain is drawn as before.
@@ -126,6 +131,9 @@ struct FrameStats {
   // The strategy's VRAM-resident compressed cache (cuda --cache vram; 0 elsewhere): tiles
   // decoded from it this frame, and the bytes resident in it now.
   uint64_t cacheHits = 0, cacheBytes = 0;
+  // The same for imagery (cuda --cache vram): tiles copied from the pool of BC1 chains this
+  // frame, bytes kept in it now.
+  uint64_t colourCacheHits = 0, colourCacheBytes = 0;
   // Imagery (0 without it): tiles uploaded this frame, queued/decoding, resident, atlas layers,
   // wanted by this view (incl. ancestors), missing, corrupt so far; archive bytes read and
   // texture bytes uploaded this frame. colourMissing: after a drawn frame, the imagery tiles the
@@ -186,6 +194,11 @@ class Renderer {
   // puts this frame's exact GPU pass times into `stats` (gpuMs, updateGpuMs). A synchronous
   // frame: call after frame(); never needed for viewing.
   void finishFrame(FrameStats* stats);
+  // Benchmarks and tests: returns once the VRAM caches that hold a whole archive (heights and
+  // imagery, --cache vram) are loaded; the time it took for the imagery goes to
+  // `colourPreloadMs`, the bytes the imagery's cache then holds to `colourCacheBytes` (both
+  // optional). Without such caches it returns at once.
+  void finishPrefetch(double* colourPreloadMs = nullptr, uint64_t* colourCacheBytes = nullptr);
 
   // A resident tile's p x p samples as they are in the atlas (tests: strategy parity). False
   // when the tile is not resident.

@@ -56,7 +56,7 @@ bool parseCacheOption(const std::string& text, StreamOptions& options, std::stri
 
 #ifndef HF_HAVE_CUDA_COLOUR
 std::unique_ptr<ColourStream> makeCudaColourStream(const hfa::ArchiveReader&, himg::Bc1Mode, std::string& note, int,
-                                                   size_t) {
+                                                   size_t, const StreamOptions&) {
   note = "this build has no GPU imagery codec (HF_CUDA=OFF): imagery is decoded on the CPU";
   return nullptr;
 }

@@ -52,7 +52,13 @@ bool cudaStreamBuilt();
 // atlas inside video memory. nullptr with `note` (one line) when this build or machine cannot
 // (no GPU imagery codec, no CUDA device): the caller uses the CPU strategy. Interop failures
 // later (a GL context on another device) fall back to the CPU strategy inside, with a Note.
+// `cache.vramCache`: the tiles' BC1 chains are kept in a GL buffer in video memory (cacheMiB,
+// 0 = the whole imagery when it fits in a quarter of the free device memory, else that quarter;
+// least recently used out), so that a tile decoded once is copied into the atlas inside video
+// memory ever after; when the whole imagery fits it is loaded in the background (coarse levels
+// first), and finishPrefetch() waits for that.
 std::unique_ptr<ColourStream> makeCudaColourStream(const hfa::ArchiveReader& archive, himg::Bc1Mode mode,
-                                                   std::string& note, int pairs = 2, size_t batchTiles = 32);
+                                                   std::string& note, int pairs = 2, size_t batchTiles = 32,
+                                                   const StreamOptions& cache = {});
 
 }  // namespace hfr

@@ -159,6 +159,11 @@ struct ColourStats {
   uint64_t bytesRead = 0;      // archive payload bytes read
   uint64_t bytesToDevice = 0;  // mip bytes handed to the sink (what crosses to the GPU)
   double workerMs = 0;         // worker time decoding + encoding, summed over threads
+  // The VRAM cache of the cuda strategy (--cache vram): tiles copied into the atlas from the
+  // BC1 chains kept in video memory (no decode, nothing over PCIe), the bytes kept, the pool's
+  // capacity, and how long finishPrefetch() took to fill it (0 when not called).
+  uint64_t cacheHits = 0, cacheBytes = 0, cacheCapacity = 0;
+  double preloadMs = 0;
 };
 
 // What the renderer streams imagery through: ColourStrategy (CPU workers: "cpu", "raw") or the
@@ -176,6 +181,9 @@ class ColourStream {
   virtual bool loadNow(size_t tile, ColourSink& sink, std::string& error) = 0;
   virtual size_t pending() const = 0;
   virtual ColourStats stats() const = 0;
+  // Strategies with a VRAM cache that holds the whole imagery: returns once every tile is in
+  // it (the render thread drives the GPU work). Others return at once.
+  virtual void finishPrefetch(ColourSink& sink) { (void)sink; }
 };
 
 class ColourStrategy final : public ColourStream {

@@ -526,6 +526,7 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
           .field("imagery_cache_load_ms", m.run.fill.colourPreloadMs)
           .field("imagery_cache_bytes", m.run.fill.colourCacheBytes);
     j.field("first_view_ms", m.run.fill.ms).field("fill_ms", m.run.atlasFill.ms);
+    j.field("fill_gpu_wait_ms", m.run.atlasFill.finishMs).field("fill_steps", int64_t(m.run.atlasFill.stepMs.size()));
     j.field("missing_tiles_per_frame", m.sum.meanMissing);
     j.field("h2d_bytes", h2d).field("payload_bytes", payload);
     j.field("render_thread_median_ms", m.sum.medianRenderCpuMs).field("render_thread_p99_ms", m.sum.p99RenderCpuMs);
@@ -863,9 +864,17 @@ int runFlythroughCommand(int argc, char** argv) {
     if (!hfr::measureAtlasFill(*archives[size_t(m.spec.archive)], *strategy, runSettings(rs, m.spec, *archives[size_t(m.spec.archive)]), fly,
                                m.run.atlasFill, error))
       return fail(m.spec.label + ": " + error);
-    if (!quiet)
-      std::fprintf(stderr, "hfbench flythrough: %-14s atlas fill %7.1f ms (%zu tiles)\n",
-                   m.spec.label.c_str(), m.run.atlasFill.ms, m.run.atlasFill.tiles);
+    if (!quiet) {
+      std::string steps;
+      for (double ms : m.run.atlasFill.stepMs) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.3f", steps.empty() ? "" : " + ", ms);
+        steps += buf;
+      }
+      std::fprintf(stderr, "hfbench flythrough: %-14s atlas fill %7.3f ms (%zu tiles; steps %s, GPU wait %.3f ms)\n",
+                   m.spec.label.c_str(), m.run.atlasFill.ms, m.run.atlasFill.tiles, steps.c_str(),
+                   m.run.atlasFill.finishMs);
+    }
   }
 
   // Plot: frame time over the flight, one line per run.

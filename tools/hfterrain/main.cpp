@@ -1,7 +1,7 @@
 // hfterrain - writes the project's built-in sample terrain as a GeoTIFF or an .hfr dump.
 //
 //   hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F]
-//             [--imagery RELIEF.ppm] [-q]
+//             [--device auto|cpu|cuda] [--imagery RELIEF.ppm] [-q]
 //
 // The raster is UInt16 metres, UTM zone 5N (EPSG:32605), 30 m pixels, no nodata value
 // (sea is exactly 0 m, like SRTM coast tiles). OUT ending in ".hfr" is written as the project's
@@ -34,20 +34,26 @@ namespace {
 struct Args {
   std::string out;
   std::string imagery;  // --imagery: the shaded relief as a PPM (empty: none)
+  std::string device = "auto";  // --device: where the spectral fields are synthesised
   hfterrain::TerrainOptions terrain;
   bool quiet = false;
 };
 
 constexpr const char* kUsage =
     "Usage: hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F]\n"
-    "                 [--imagery RELIEF.ppm] [-q]\n"
+    "                 [--device auto|cpu|cuda] [--imagery RELIEF.ppm] [-q]\n"
     "  Synthesises the sample terrain (spectral fBm, river erosion, a flat sea) and writes it\n"
     "  as UInt16 metres, UTM zone 5N, 30 m pixels, no nodata value: a GeoTIFF, or an .hfr dump\n"
     "  (the GDAL-free raster hfpack reads everywhere) when OUT ends in .hfr.\n"
-    "  --size N          width = height in samples (default 2049 = 16*128+1)\n"
+    "  --size N          width = height in samples, 33..32769 (default 2049 = 16*128+1);\n"
+    "                    16385 needs about 12 GB of memory, 32769 about 60 GB\n"
     "  --seed S          random seed (default 1); the same seed gives the same heights\n"
     "  --max-height M    highest land point in metres (default 4000)\n"
     "  --sea-fraction F  share of the area that is sea at 0 m (default 0.2)\n"
+    "  --device D        where the two spectral fields (FFTs) are made: cpu (FFTW, the\n"
+    "                    reference), cuda (the GPU: the same spectrum, float FFTs; the\n"
+    "                    heights agree with cpu's to rounding) or auto (default: cuda when this\n"
+    "                    build has it and a CUDA device is there, else cpu)\n"
     "  --imagery P.ppm   also write the terrain's shaded relief (hypsometric tint + hill shade,\n"
     "                    one pixel per sample) as a binary PPM, for hfpack --imagery\n"
     "  -q                quiet: no progress bar\n"
@@ -99,6 +105,11 @@ int parseArgs(int argc, char** argv, Args& a) {
     } else if (arg == "--sea-fraction") {
       if (!value(v)) return error("--sea-fraction needs a number");
       a.terrain.seaFraction = v;
+    } else if (arg == "--device") {
+      if (i + 1 >= argc) return error("--device needs auto, cpu or cuda");
+      a.device = argv[++i];
+      if (a.device != "auto" && a.device != "cpu" && a.device != "cuda")
+        return error("--device wants auto, cpu or cuda, got '" + a.device + "'");
     } else if (arg == "--imagery") {
       if (i + 1 >= argc || argv[i + 1][0] == '\0') return error("--imagery needs a file name (RELIEF.ppm)");
       a.imagery = argv[++i];
@@ -244,6 +255,11 @@ int main(int argc, char** argv) {
   }
 #endif
 
+  const bool gpu = hfterrain::cudaFieldsAvailable();
+  if (args.device == "cuda" && !gpu)
+    return error("--device cuda: no CUDA device here (or this hfterrain was built without CUDA); use --device cpu");
+  args.terrain.device = (args.device == "cuda" || (args.device == "auto" && gpu)) ? hfterrain::FieldDevice::Cuda
+                                                                                   : hfterrain::FieldDevice::Cpu;
   hfterrain::ProgressFn progress;
   if (!args.quiet) {
     progress = [](double f, const char* stage) {

@@ -3,6 +3,12 @@
 
 #include <fftw3.h>
 
+#include "gpu/spectral_core.h"
+#ifdef HFTERRAIN_CUDA
+#include "gpu/cuda_util.h"
+#include "gpu/spectral_field.h"
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -40,6 +46,7 @@ class Rng {
   // The generator as it will be after `draws` more calls of next(): the state only ever grows
   // by the same constant, so threads can each start at their own part of one sequence.
   void skip(uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
+  uint64_t state() const { return state_; }  // draw i from here: hfspectral::draw(state(), i)
 
  private:
   uint64_t state_;
@@ -86,7 +93,8 @@ int fftSize(int n) {
 // the other steps (16385 x 16385: 4.8 GB each).
 class SpectralSynth {
  public:
-  SpectralSynth(int tile, int m, int threads) : tile_(tile), m_(m), half_(m / 2 + 1), threads_(threads) {}
+  SpectralSynth(int tile, int m, int threads, FieldDevice device)
+      : tile_(tile), m_(m), half_(m / 2 + 1), threads_(threads), device_(device) {}
 
   // Draws of Rng::next() that one field() takes: one Gaussian pair (two draws) per bin.
   uint64_t draws() const { return 2ull * static_cast<uint64_t>(m_) * static_cast<uint64_t>(half_); }
@@ -95,9 +103,31 @@ class SpectralSynth {
   // a power spectrum ~ 1/f^beta (so the 2-D amplitude spectrum is f^(-(beta+1)/2)) between a
   // soft high-pass at fLow and a soft low-pass at fHigh (both in cycles per tile; fLow = 0 and
   // fHigh = 0 mean "no cut"). Gaussian real and imaginary parts give Rayleigh-distributed
-  // amplitudes with uniformly random phases. Advances rng by draws(). False when FFTW cannot
-  // allocate or plan.
-  bool field(Rng& rng, double beta, double fLow, double fHigh, std::vector<double>& out) {
+  // amplitudes with uniformly random phases (hfspectral::bin, shared with the GPU). Advances rng
+  // by draws(). False with *error when FFTW cannot allocate or plan, or the GPU fails.
+  bool field(Rng& rng, double beta, double fLow, double fHigh, std::vector<double>& out, std::string& error) {
+    hfspectral::FieldSpec spec;
+    spec.m = m_;
+    spec.perTile = static_cast<double>(tile_) / m_;  // cycles per M -> per tile
+    spec.beta = beta;
+    spec.fLow = fLow;
+    spec.fHigh = fHigh;
+    spec.state = rng.state();
+    rng.skip(draws());
+    if (device_ == FieldDevice::Cuda) {
+#ifdef HFTERRAIN_CUDA
+      std::vector<float> values;
+      if (!hfgpu::spectralField(spec, tile_, values, error)) return false;
+      out.assign(values.begin(), values.end());
+      values = std::vector<float>();
+      normalise(out);
+      return true;
+#else
+      error = "this hfterrain was built without CUDA";
+      return false;
+#endif
+    }
+    error = "FFTW could not allocate or plan the transform";
     const size_t bins = static_cast<size_t>(m_) * static_cast<size_t>(half_);
     std::unique_ptr<fftw_complex, FftwFree> spectrum(
         static_cast<fftw_complex*>(fftw_malloc(sizeof(fftw_complex) * bins)));
@@ -107,56 +137,45 @@ class SpectralSynth {
     fftw_plan plan = fftw_plan_dft_c2r_2d(m_, m_, spectrum.get(), grid.get(), FFTW_ESTIMATE);
     if (!plan) return false;
 
-    // Row ky of the spectrum takes draws [2 ky half, 2 (ky + 1) half) of the sequence: rows
-    // are filled in parallel, each from its own copy of the generator, with the same numbers
-    // (hence the same field) as one pass in order.
-    const double per_tile = static_cast<double>(tile_) / m_;  // cycles per M -> per tile
-    const Rng start = rng;
+    // Every bin is a function of its index alone (hfspectral::bin): rows are filled in parallel
+    // with the same numbers (hence the same field) as one pass in order.
     parallelFor(static_cast<size_t>(m_), threads_, [&](size_t row) {
-      const int ky = static_cast<int>(row);
-      Rng r = start;
-      r.skip(2ull * row * static_cast<uint64_t>(half_));
-      const int fy = ky <= m_ / 2 ? ky : ky - m_;
       for (int kx = 0; kx < half_; ++kx) {
-        const auto g = r.gaussianPair();  // drawn for every bin: the sequence stays fixed
-        const double f = std::hypot(static_cast<double>(kx), static_cast<double>(fy)) * per_tile;
-        double amp = 0.0;
-        if (f > 0.0) {
-          amp = std::pow(f, -0.5 * (beta + 1.0));
-          if (fLow > 0.0) amp *= 1.0 - std::exp(-(f / fLow) * (f / fLow));
-          if (fHigh > 0.0) amp *= std::exp(-(f / fHigh) * (f / fHigh));
-        }
         fftw_complex& c = spectrum.get()[row * static_cast<size_t>(half_) + static_cast<size_t>(kx)];
-        c[0] = amp * g.first;
-        c[1] = amp * g.second;
+        hfspectral::bin(spec, static_cast<int>(row), kx, c[0], c[1]);
       }
     });
-    rng.skip(draws());
     fftw_execute(plan);
     fftw_destroy_plan(plan);
     spectrum.reset();
 
     out.assign(static_cast<size_t>(tile_) * tile_, 0.0);
-    double sum = 0.0, sum2 = 0.0;
     for (int y = 0; y < tile_; ++y) {
       const double* row = grid.get() + static_cast<size_t>(y) * m_;
-      for (int x = 0; x < tile_; ++x) {
-        const double v = row[x];
-        out[static_cast<size_t>(y) * tile_ + x] = v;
-        sum += v;
-        sum2 += v * v;
-      }
+      std::copy(row, row + tile_, out.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(y) * tile_));
     }
     grid.reset();
-    const double count = static_cast<double>(out.size());
-    const double mean = sum / count;
-    const double sd = std::sqrt(std::max(sum2 / count - mean * mean, 1e-300));
-    for (double& v : out) v = (v - mean) / sd;
+    normalise(out);
+    error.clear();
     return true;
   }
 
  private:
+  // Zero mean, unit standard deviation (sums in order: the same for any thread count).
+  static void normalise(std::vector<double>& out) {
+    double sum = 0.0, sum2 = 0.0;
+    for (const double v : out) {
+      sum += v;
+      sum2 += v * v;
+    }
+    const double count = static_cast<double>(out.size());
+    const double mean = sum / count;
+    const double sd = std::sqrt(std::max(sum2 / count - mean * mean, 1e-300));
+    for (double& v : out) v = (v - mean) / sd;
+  }
+
   int tile_, m_, half_, threads_;
+  FieldDevice device_;
 };
 
 // The q-quantile of v (0 <= q <= 1).
@@ -373,13 +392,21 @@ constexpr double kCellMetres = 30.0;    // pixel size of the written GeoTIFF
 
 }  // namespace
 
+bool cudaFieldsAvailable() {
+#ifdef HFTERRAIN_CUDA
+  return hfgpu::cudaDeviceCountOrZero() > 0;
+#else
+  return false;
+#endif
+}
+
 bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, std::string* error,
                        const ProgressFn& progress) {
   auto fail = [&](const std::string& why) {
     if (error) *error = why;
     return false;
   };
-  if (o.size < 33 || o.size > 16385) return fail("size must be in 33..16385");
+  if (o.size < 33 || o.size > 32769) return fail("size must be in 33..32769");
   if (!(o.maxHeight >= 10.0 && o.maxHeight <= 65535.0)) {
     return fail("max height must be in 10..65535");
   }
@@ -408,11 +435,10 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   //    from a copy of the generator taken here: the peak memory is then one field's FFT buffers
   //    (10 GB at 16385 x 16385, not 16 GB), and the heights are the same.
   const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  SpectralSynth synth(n, fftSize(n), threads);
+  SpectralSynth synth(n, fftSize(n), threads, o.device);  // the same grid on both devices
   std::vector<double> base;
-  if (!synth.field(rng, o.beta, 0.0, 0.0, base)) {
-    return fail("FFTW could not allocate or plan the transform");
-  }
+  std::string why;
+  if (!synth.field(rng, o.beta, 0.0, 0.0, base, why)) return fail(why);
   Rng detail_rng = rng;
   rng.skip(synth.draws());
   if (!step(0.3, "coast")) return fail("cancelled");
@@ -509,9 +535,7 @@ bool synthesizeTerrain(const TerrainOptions& o, std::vector<uint16_t>& heights, 
   //    then scree slopes.
   if (!step(0.85, "detail")) return fail("cancelled");
   std::vector<double> detail;
-  if (!synth.field(detail_rng, kDetailBeta, 0.25 * nc, 0.0, detail)) {
-    return fail("FFTW could not allocate or plan the transform");
-  }
+  if (!synth.field(detail_rng, kDetailBeta, 0.25 * nc, 0.0, detail, why)) return fail(why);
   if (!step(0.9, "resample")) return fail("cancelled");
   std::vector<double> h(count, 0.0);
   parallelFor(static_cast<size_t>(n), threads, [&](size_t row) {

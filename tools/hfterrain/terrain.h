@@ -38,20 +38,30 @@
 
 namespace hfterrain {
 
+// Where the two spectral fields (step 1 and the detail of step 5) are synthesised: FFTW on the
+// CPU (the reference), or the GPU (gpu/spectral_field.h: the same spectrum, float FFTs; builds
+// with CUDA only). The rest runs on the CPU either way.
+enum class FieldDevice { Cpu, Cuda };
+
+// Whether this build can synthesise fields on the GPU (HFTERRAIN_CUDA) and a device is there.
+bool cudaFieldsAvailable();
+
 struct TerrainOptions {
-  int size = 2049;            // width = height in samples; 33..16385
+  int size = 2049;            // width = height in samples; 33..32769
   uint64_t seed = 1;          // any value; the same seed gives the same terrain
   double maxHeight = 4000.0;  // metres: the highest land sample
   double seaFraction = 0.2;   // share of the area that is sea (0 m); 0..0.9
   double beta = 2.2;          // spectral exponent of the base fBm: the power spectrum of its 1-D
                               // profiles falls as 1/f^beta (Hurst H = (beta-1)/2)
+  FieldDevice device = FieldDevice::Cpu;
 };
 
 // Called with the fraction done (0..1) and a short stage name; return false to cancel.
 using ProgressFn = std::function<bool(double fraction, const char* stage)>;
 
 // Fills `heights` with size*size samples, row-major (row 0 = north), metres, 0..maxHeight.
-// Returns false and sets *error (if non-null) on bad options, cancellation or an FFTW failure.
+// Returns false and sets *error (if non-null) on bad options, cancellation, an FFTW failure or,
+// with FieldDevice::Cuda, a GPU failure (no device, too little device memory).
 bool synthesizeTerrain(const TerrainOptions& options, std::vector<uint16_t>& heights,
                        std::string* error = nullptr, const ProgressFn& progress = nullptr);
 

@@ -111,7 +111,9 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
   const auto t0 = std::chrono::steady_clock::now();
   while (true) {
     FrameStats st;
+    const auto s0 = std::chrono::steady_clock::now();
     renderer->stream(first, &st);
+    fill.stepMs.push_back(msSince(s0));
     fill.colourTiles += st.colourUploads;
     fill.colourBytesToDevice += st.colourBytesToDevice;
     ++fill.frames;
@@ -121,7 +123,9 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
       return false;
     }
   }
+  const auto f0 = std::chrono::steady_clock::now();
   renderer->finishFrame(nullptr);  // the uploads / decodes have reached the atlas
+  fill.finishMs = msSince(f0);
   fill.ms = msSince(t0);
   const StreamStats after = strategy.stats();
   fill.tiles = after.delivered - before.delivered;

@@ -78,6 +78,10 @@ struct FillResult {
   // (Renderer::finishPrefetch), and the bytes it holds then.
   double colourPreloadMs = 0;
   uint64_t colourCacheBytes = 0;
+  // measureAtlasFill: the wall time of each polling step (Renderer::stream: LOD plan, requests,
+  // deliveries) and of the final wait for the GPU, so a reader can tell fixed costs from bytes.
+  std::vector<double> stepMs;
+  double finishMs = 0;
 };
 
 struct FlythroughRun {

@@ -1,0 +1,87 @@
+// spectral_field.cpp - hfterrain's fields on the GPU (spectral_field.h): sizes, memory, the
+// launches in order (spectrum, rows, columns, crop) on one stream, and the copy back.
+#include "gpu/spectral_field.h"
+
+#include <stdexcept>
+
+#include "gpu/cuda_util.h"
+#include "gpu/fft.h"
+#include "gpu/fft_launch.h"
+#include "gpu/spectral_launch.h"
+
+namespace hfgpu {
+
+namespace {
+
+// m = r n2 with n2 the largest power of two <= kFftMaxSize dividing m; false when r is not 1..4.
+bool split(int m, uint32_t& r, uint32_t& n2, int maxLine = kFftMaxSize) {
+  if (m < 16 || maxLine < 16 || maxLine > kFftMaxSize || (maxLine & (maxLine - 1)) != 0) return false;
+  uint32_t p = 1;
+  while (p < uint32_t(maxLine) && uint32_t(m) % (p * 2) == 0) p *= 2;
+  r = uint32_t(m) / p;
+  n2 = p;
+  return r >= 1 && r <= 4 && uint64_t(r) * p == uint64_t(m) && p >= 16;  // columns in groups of 16
+}
+
+// One dimension's transforms of the m x m array: rows (pointStride 1) or columns.
+void transformRows(float2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
+  if (r > 1) detail::launchRadixStep(grid, r, n2, m, m, 1, sign, s);
+  detail::launchFftRows(grid, grid, n2, uint64_t(m) * r, sign, s);
+}
+void transformColumns(float2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
+  if (r > 1) detail::launchRadixStep(grid, r, n2, m, 1, m, sign, s);
+  detail::launchFftColumns(grid, m, n2, r, sign, s);
+}
+
+}  // namespace
+
+bool spectralGridSupported(int m) {
+  uint32_t r = 0, n2 = 0;
+  return split(m, r, n2);
+}
+
+bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<float>& out, std::string& error,
+                   int maxLinePoints) {
+  uint32_t r = 0, n2 = 0;
+  if (!split(spec.m, r, n2, maxLinePoints)) {
+    error = "GPU field: grid " + std::to_string(spec.m) + " is not 2^k or 2, 3, 4 x 2^k (2^k <= " +
+            std::to_string(kFftMaxSize) + ")";
+    return false;
+  }
+  if (tile < 1 || tile > spec.m) {
+    error = "GPU field: tile " + std::to_string(tile) + " is not in 1.." + std::to_string(spec.m);
+    return false;
+  }
+  if (cudaDeviceCountOrZero() == 0) {
+    error = "no CUDA device";
+    return false;
+  }
+  try {
+    const uint64_t m = uint64_t(spec.m), cells = m * m, crop = uint64_t(tile) * uint64_t(tile);
+    size_t freeBytes = 0, totalBytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+    const uint64_t need = cells * sizeof(float2) + crop * sizeof(float);
+    if (need > freeBytes) {
+      error = "GPU field: needs " + std::to_string(need >> 20) + " MiB of device memory, " +
+              std::to_string(freeBytes >> 20) + " MiB free";
+      return false;
+    }
+    DeviceBuffer<float2> grid(cells);
+    DeviceBuffer<float> cropped(crop);
+    Stream stream;
+    const int inverse = int(FftSign::Inverse);
+    detail::launchSpectrumFill(grid.get(), spec, stream.get());
+    transformRows(grid.get(), uint32_t(m), r, n2, inverse, stream);
+    transformColumns(grid.get(), uint32_t(m), r, n2, inverse, stream);
+    detail::launchCropReal(grid.get(), cropped.get(), uint32_t(m), r, n2, uint32_t(tile), stream.get());
+    out.resize(crop);
+    CUDA_CHECK(cudaMemcpyAsync(out.data(), cropped.get(), crop * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    stream.synchronize();
+    return true;
+  } catch (const std::exception& e) {
+    error = std::string("GPU field: ") + e.what();
+    return false;
+  }
+}
+
+}  // namespace hfgpu

@@ -1,0 +1,39 @@
+// spectral_field.h - hfterrain's fBm fields synthesised on the GPU (issue 14): the random
+// spectrum (gpu/spectral_core.h, the same numbers as the CPU's), one inverse 2D FFT in the
+// project's own shared-memory kernels (cuda/fft.cu) and the crop, all in device memory.
+//
+// The CPU reference (tools/hfterrain/terrain.cpp) fills an m x (m/2 + 1) half spectrum and runs
+// FFTW's complex-to-real inverse in double. Here the same half spectrum is laid into an m x m
+// complex array with the weights that make a complex-to-complex inverse's real part equal to
+// that c2r (1 on the columns kx = 0 and m/2, whose imaginary parts c2r ignores; 2 on the others;
+// 0 above m/2), transformed in float, and the real part of the top-left tile x tile corner is
+// copied back. m may be a power of two up to 16384 or r times one (r = 2, 3 or 4, the power of
+// two up to 16384; so up to 65536): such lines run as a radix-r step over global memory and r
+// shared-memory transforms of m / r points (the "four-step" split), whose output order the crop
+// reads through.
+//
+// Memory: 8 m^2 bytes of device memory for the array plus 4 tile^2 for the crop (m = 49152, the
+// 32769^2 terrain's grid: 19.3 GB + 6.7 GB).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/spectral_core.h"
+
+namespace hfgpu {
+
+// Whether m is a grid size spectralField() takes (see above), m >= 16.
+bool spectralGridSupported(int m);
+
+// Fills `out` with tile x tile floats, row-major: the inverse transform of `spec`'s spectrum
+// (unnormalised, as FFTW's c2r), rows and columns 0 .. tile - 1 of the m x m period. False with
+// a one-line error when there is no CUDA device, the sizes are not supported (tile > m) or the
+// device has too little memory.
+// maxLinePoints (tests): split lines longer than this (a power of two, 16..16384) instead of
+// 16384, so that the radix-r steps run at small sizes too.
+bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<float>& out, std::string& error,
+                   int maxLinePoints = 16384);
+
+}  // namespace hfgpu

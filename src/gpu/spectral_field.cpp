@@ -41,7 +41,7 @@ bool spectralGridSupported(int m) {
 }
 
 bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<float>& out, std::string& error,
-                   int maxLinePoints) {
+                   int maxLinePoints, double* computeSeconds) {
   uint32_t r = 0, n2 = 0;
   if (!split(spec.m, r, n2, maxLinePoints)) {
     error = "GPU field: grid " + std::to_string(spec.m) + " is not 2^k or 2, 3, 4 x 2^k (2^k <= " +
@@ -70,13 +70,17 @@ bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<floa
     DeviceBuffer<float> cropped(crop);
     Stream stream;
     const int inverse = int(FftSign::Inverse);
+    Event start, done;
+    start.record(stream);
     detail::launchSpectrumFill(grid.get(), spec, stream.get());
     transformRows(grid.get(), uint32_t(m), r, n2, inverse, stream);
     transformColumns(grid.get(), uint32_t(m), r, n2, inverse, stream);
     detail::launchCropReal(grid.get(), cropped.get(), uint32_t(m), r, n2, uint32_t(tile), stream.get());
+    done.record(stream);
     out.resize(crop);
     CUDA_CHECK(cudaMemcpyAsync(out.data(), cropped.get(), crop * sizeof(float), cudaMemcpyDeviceToHost, stream));
     stream.synchronize();
+    if (computeSeconds) *computeSeconds = double(done.elapsedMsSince(start)) * 1e-3;
     return true;
   } catch (const std::exception& e) {
     error = std::string("GPU field: ") + e.what();

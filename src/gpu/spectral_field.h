@@ -32,8 +32,9 @@ bool spectralGridSupported(int m);
 // a one-line error when there is no CUDA device, the sizes are not supported (tile > m) or the
 // device has too little memory.
 // maxLinePoints (tests): split lines longer than this (a power of two, 16..16384) instead of
-// 16384, so that the radix-r steps run at small sizes too.
+// 16384, so that the radix-r steps run at small sizes too. computeSeconds (benchmarks): the
+// device time of the spectrum, the transforms and the crop (CUDA events; no allocation, no copy).
 bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<float>& out, std::string& error,
-                   int maxLinePoints = 16384);
+                   int maxLinePoints = 16384, double* computeSeconds = nullptr);
 
 }  // namespace hfgpu

@@ -20,6 +20,7 @@
 
 #include "gpu/cuda_util.h"
 #include "gpu/fft.h"
+#include "gpu/spectral_field.h"
 #include "json.h"
 #include "timer.h"
 
@@ -32,6 +33,68 @@ const char* kUsage =
     "  The shared-memory GPU FFT against cuFFT (same device, sizes, batches) and FFTW (single\n"
     "  precision, N threads, default all cores): complex-to-complex, 1D batched and 2D; accuracy\n"
     "  of both GPU results against FFTW in double precision. --quick: two tiny cases (tests).";
+
+// hfterrain's base field for the 16385^2 terrain (tile + 2 x tile / 8 = 20481 samples on its
+// 24576 grid), as tools/hfterrain/terrain.cpp makes it: the GPU path (gpu/spectral_field.h:
+// spectrum, inverse FFT, crop; `gpuS` without and `gpuCopyS` with the copy of the 1.7 GB field to
+// host memory) against the CPU on all cores (the same spectrum filled by `threads` threads, FFTW
+// single-precision c2r with `threads` threads, the crop). Seconds, each the best of two runs
+// after a warm-up of the GPU path.
+struct TerrainTiming {
+  double gpuS = 0, gpuCopyS = 0, cpuS = 0;
+  int tile = 20481, m = 24576;
+};
+
+TerrainTiming terrainCase(int threads, bool quick) {
+  TerrainTiming t;
+  if (quick) t.tile = 1000, t.m = 1536;
+  hfspectral::FieldSpec spec;
+  spec.m = t.m;
+  spec.perTile = double(t.tile) / t.m;
+  spec.beta = 2.2;
+  spec.state = 0x6866746572726169ull;
+  std::string error;
+  std::vector<float> out;
+  if (!hfgpu::spectralField(spec, t.tile, out, error)) throw std::runtime_error(error);  // warm-up
+  t.gpuS = t.gpuCopyS = t.cpuS = 1e30;
+  for (int rep = 0; rep < 2; ++rep) {
+    Stopwatch timer;
+    double s = 0;
+    if (!hfgpu::spectralField(spec, t.tile, out, error, hfgpu::kFftMaxSize, &s)) throw std::runtime_error(error);
+    t.gpuCopyS = std::min(t.gpuCopyS, timer.seconds());
+    t.gpuS = std::min(t.gpuS, s);
+  }
+  const size_t half = size_t(t.m / 2 + 1), m = size_t(t.m);
+  fftwf_complex* spectrum = fftwf_alloc_complex(m * half);
+  float* grid = fftwf_alloc_real(m * m);
+  if (!spectrum || !grid) throw std::runtime_error("cannot allocate the CPU field");
+  fftwf_plan_with_nthreads(threads);
+  fftwf_plan plan = fftwf_plan_dft_c2r_2d(t.m, t.m, spectrum, grid, FFTW_ESTIMATE);
+  std::vector<float> crop(size_t(t.tile) * size_t(t.tile));
+  for (int rep = 0; rep < 2; ++rep) {
+    Stopwatch timer;
+    std::vector<std::thread> pool;
+    for (int k = 0; k < threads; ++k)
+      pool.emplace_back([&, k] {
+        for (size_t ky = size_t(k); ky < m; ky += size_t(threads))
+          for (size_t kx = 0; kx < half; ++kx) {
+            double re, im;
+            hfspectral::bin(spec, int(ky), int(kx), re, im);
+            spectrum[ky * half + kx][0] = float(re);
+            spectrum[ky * half + kx][1] = float(im);
+          }
+      });
+    for (auto& th : pool) th.join();
+    fftwf_execute(plan);
+    for (size_t y = 0; y < size_t(t.tile); ++y)
+      std::copy(grid + y * m, grid + y * m + size_t(t.tile), crop.begin() + ptrdiff_t(y * size_t(t.tile)));
+    t.cpuS = std::min(t.cpuS, timer.seconds());
+  }
+  fftwf_destroy_plan(plan);
+  fftwf_free(spectrum);
+  fftwf_free(grid);
+  return t;
+}
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "Error: %s (hfbench fft --help)\n", message.c_str());
@@ -284,10 +347,19 @@ int runFftCommand(int argc, char** argv) {
     j.endObject();
   }
   j.endArray();
-  // Not measured yet (issue 14 in progress): the real-to-complex kinds, the ocean step and the
-  // GPU terrain synthesis.
+  // Not measured yet (issue 14 in progress): the real-to-complex kinds and the ocean step.
   j.key("ocean_step_ms").null();
-  j.key("terrain_16385").null();
+  const TerrainTiming tt = terrainCase(threads, quick);
+  if (!quiet)
+    std::printf("terrain field %d^2 (grid %d^2): GPU %.3f s (%.3f s with the copy to host), CPU %d threads %.3f s: "
+                "%.0fx (%.0fx)\n",
+                tt.tile, tt.m, tt.gpuS, tt.gpuCopyS, threads, tt.cpuS, tt.cpuS / tt.gpuS, tt.cpuS / tt.gpuCopyS);
+  j.key(quick ? "terrain_quick" : "terrain_16385").beginObject();
+  j.field("gpu_s", tt.gpuS).field("gpu_with_copy_s", tt.gpuCopyS).field("cpu_s", tt.cpuS).field("cpu_threads", threads);
+  j.field("field_samples", tt.tile).field("grid", tt.m);
+  j.field("what", "the base fBm field of hfterrain --size 16385: spectrum, inverse FFT, crop (GPU: device memory; "
+                  "gpu_with_copy_s adds the copy to host); CPU: the same spectrum on all threads + FFTW float c2r");
+  j.endObject();
   j.endObject();
   out += "\n";
   const bool written = std::fwrite(out.data(), 1, out.size(), f) == out.size();

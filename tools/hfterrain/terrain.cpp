@@ -30,22 +30,15 @@ class Rng {
  public:
   explicit Rng(uint64_t seed) : state_(seed) {}
   uint64_t next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
+    const uint64_t z = hfspectral::draw(state_, 0);  // the sequence the spectrum indexes
+    state_ += hfspectral::kGamma;
+    return z;
   }
-  // Uniform in (0, 1): never 0, so log() below is finite.
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
-  // Standard normal pair by Box-Muller (two draws).
-  std::pair<double, double> gaussianPair() {
-    const double r = std::sqrt(-2.0 * std::log(uniform()));
-    const double a = 2.0 * kPi * uniform();
-    return {r * std::cos(a), r * std::sin(a)};
-  }
+  // Uniform in (0, 1), as the spectrum's draws (hfspectral::uniform).
+  double uniform() { return hfspectral::uniform(next()); }
   // The generator as it will be after `draws` more calls of next(): the state only ever grows
   // by the same constant, so threads can each start at their own part of one sequence.
-  void skip(uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
+  void skip(uint64_t draws) { state_ += draws * hfspectral::kGamma; }
   uint64_t state() const { return state_; }  // draw i from here: hfspectral::draw(state(), i)
 
  private:

@@ -1,15 +1,20 @@
-// fft.cu - power-of-two complex FFTs with every radix pass of a line in shared memory (issue 14;
-// host API src/gpu/fft.h, the pass arithmetic in src/gpu/fft_core.h).
+// fft.cu - power-of-two complex FFTs with every radix pass of a line inside one thread block
+// (issue 14; host API src/gpu/fft.h, the per-thread arithmetic and the plan in src/gpu/fft_core.h).
 //
-// fftRows: one block transforms L consecutive rows of n points (L n <= kMaxBlockPoints): a
-// coalesced load of L n contiguous points into shared memory, log4(n) Stockham passes with a
-// barrier between reading and writing each, a coalesced store. fftColumns: one block transforms L
-// adjacent columns of a row-major array: the block loads rows of L points (coalesced), keeping
-// the columns interleaved in shared memory (column c, point y at y L + c), and assigns butterflies
-// column-fastest so that a warp touches consecutive words (no bank conflicts in the passes).
+// One kernel template per line length N, sign and layout: a line's T = N / R threads each hold R
+// points in registers; the first pass reads them straight from global memory (coalesced), each
+// later pass goes through shared memory once, and the last pass writes straight to global memory
+// (coalesced). Lines of at most 32 threads live inside one warp and synchronise with __syncwarp
+// only. Rows: a block transforms L consecutive rows (threads t fastest). Columns of a row-major
+// array: a block transforms L adjacent columns (threads column-fastest, so that a warp reads and
+// writes L-point row segments: L >= 4 fills whole 32-byte sectors), kept interleaved in shared
+// memory (column c, point e at padded(e) L + c).
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 #include "gpu/cuda_util.h"
 #include "gpu/fft_core.h"
@@ -18,84 +23,80 @@
 namespace hfgpu::detail {
 namespace {
 
-constexpr int kMaxQ = 8;           // butterflies per thread and pass at most (see threadsFor)
-constexpr unsigned kMaxThreads = 512;  // x 96 registers: two blocks' worth of an SM's registers
+__device__ Cpx gFftTwiddles[kFftTwiddles];  // fftTwiddleTable(), per device
 
-// All passes over `lines` lines in shared memory. Butterfly b of a pass belongs to line
-// (interleaved ? b % lines : b / bf) and is butterfly (interleaved ? b / lines : b % bf) there.
-__device__ void fftLines(Cpx* smem, uint32_t n, uint32_t lines, bool interleaved, int sign) {
-  const uint32_t threads = blockDim.x, tid = threadIdx.x;
-  for (uint32_t ns = 1; ns < n;) {
-    const int r = passRadix(n, ns);
-    const uint32_t bf = n / uint32_t(r), total = bf * lines;
-    Cpx v[kMaxQ][4];
-#pragma unroll
-    for (int q = 0; q < kMaxQ; ++q) {
-      const uint32_t b = tid + uint32_t(q) * threads;
-      if (b < total) {
-        const uint32_t line = interleaved ? b % lines : b / bf, j = interleaved ? b / lines : b % bf;
-        const StridedLine l = interleaved ? StridedLine{smem + line, lines} : StridedLine{smem + size_t(line) * n, 1};
-        passLoad(l, n, ns, r, j, sign, v[q]);
-      }
-    }
-    __syncthreads();
-#pragma unroll
-    for (int q = 0; q < kMaxQ; ++q) {
-      const uint32_t b = tid + uint32_t(q) * threads;
-      if (b < total) {
-        const uint32_t line = interleaved ? b % lines : b / bf, j = interleaved ? b / lines : b % bf;
-        const StridedLine l = interleaved ? StridedLine{smem + line, lines} : StridedLine{smem + size_t(line) * n, 1};
-        passStore(l, ns, r, j, v[q]);
-      }
-    }
-    __syncthreads();
-    ns *= uint32_t(r);
+constexpr unsigned kMaxThreads = 1024;
+constexpr unsigned kRowThreads = 128;  // threads of a block of short rows (measured: 128 > 256)
+
+template <uint32_t N, bool kColumns>
+constexpr unsigned maxThreadsFor() {
+  // Rows: T x L with T L <= kRowThreads unless one line alone needs more; columns: up to 1024.
+  return kColumns ? kMaxThreads : (FftPlan<N>::T > kRowThreads ? FftPlan<N>::T : kRowThreads);
+}
+
+template <uint32_t N, int S, bool kColumns>
+__global__ void __launch_bounds__(maxThreadsFor<N, kColumns>())
+    fftLines(const Cpx* in, Cpx* out,  // may alias: every load of a line comes before its first store
+             uint64_t lines, uint32_t nx) {
+  using P = FftPlan<N>;
+  constexpr int R = P::R;
+  constexpr uint32_t T = P::T;
+  extern __shared__ Cpx smem[];
+  const uint32_t t = kColumns ? threadIdx.y : threadIdx.x;
+  const uint32_t lineInBlock = kColumns ? threadIdx.x : threadIdx.y;
+  const uint32_t L = kColumns ? blockDim.x : blockDim.y;
+  const uint64_t line = uint64_t(blockIdx.x) * L + lineInBlock;
+  const bool active = line < lines;
+  uint64_t base, stride;
+  if constexpr (kColumns) {  // column c of array a: the launch keeps a block inside one array
+    const uint64_t array = line / nx;
+    base = array * nx * N + (line - array * nx);
+    stride = nx;
+  } else {
+    base = line * N;
+    stride = 1;
   }
-}
+  auto shared = [&](uint32_t e) -> Cpx& {
+    return kColumns ? smem[padded(e) * L + lineInBlock] : smem[lineInBlock * P::kPadded + padded(e)];
+  };
+  auto barrier = [] {
+    if constexpr (!kColumns && T <= 32)
+      __syncwarp();  // the line's threads are part of one warp
+    else
+      __syncthreads();
+  };
 
-__global__ void __launch_bounds__(kMaxThreads) fftRows(const Cpx* in, Cpx* out,  // may alias: a block reads its rows whole first
-                        uint32_t n, uint64_t rows,
-                        uint32_t linesPerBlock, int sign) {
-  extern __shared__ Cpx smem[];
-  const uint64_t row0 = uint64_t(blockIdx.x) * linesPerBlock;
-  const uint32_t lines = uint32_t(rows - row0 < linesPerBlock ? rows - row0 : linesPerBlock);
-  const uint64_t points = uint64_t(lines) * n;
-  const Cpx* src = in + row0 * n;
-  for (uint64_t i = threadIdx.x; i < points; i += blockDim.x) smem[i] = src[i];
-  __syncthreads();
-  fftLines(smem, n, lines, false, sign);
-  Cpx* dst = out + row0 * n;
-  for (uint64_t i = threadIdx.x; i < points; i += blockDim.x) dst[i] = smem[i];
-}
-
-// Columns x0 .. x0 + L - 1 of `arrays` arrays of ny rows x nx columns (in place: a block owns
-// its columns and reads them whole before writing).
-__global__ void __launch_bounds__(kMaxThreads) fftColumns(Cpx* __restrict__ data, uint32_t nx, uint32_t ny, uint32_t linesPerBlock, int sign) {
-  extern __shared__ Cpx smem[];
-  const uint32_t blocksPerArray = nx / linesPerBlock;
-  const uint64_t array = blockIdx.x / blocksPerArray;
-  const uint32_t x0 = (blockIdx.x % blocksPerArray) * linesPerBlock;
-  const uint32_t lines = linesPerBlock;
-  Cpx* base = data + array * uint64_t(nx) * ny + x0;
-  const uint32_t points = lines * ny;
-  for (uint32_t i = threadIdx.x; i < points; i += blockDim.x) smem[i] = base[uint64_t(i / lines) * nx + i % lines];
-  __syncthreads();
-  fftLines(smem, ny, lines, true, sign);
-  for (uint32_t i = threadIdx.x; i < points; i += blockDim.x) base[uint64_t(i / lines) * nx + i % lines] = smem[i];
-}
-
-// Threads per block: one per radix-4 butterfly of the block's points, at most kMaxThreads. A
-// thread then holds at most 8 butterflies of a pass (kMaxQ): radix-4 passes have points / 4
-// butterflies (<= 16384 / 4 / 512), and a radix-2 pass, which only lines of an odd power of two
-// have, points / 2 with points <= 8192 (maxBlockPoints).
-unsigned threadsFor(uint32_t points) {
-  const uint32_t t = points / 4;
-  return t < 32 ? 32u : (t > kMaxThreads ? kMaxThreads : t);
-}
-uint32_t maxBlockPoints(uint32_t n) {
-  int log2n = 0;
-  while ((1u << log2n) < n) ++log2n;
-  return log2n % 2 ? kFftMaxBlockPoints / 2 : kFftMaxBlockPoints;
+  Cpx v[R];
+#pragma unroll
+  for (int m = 0; m < R; ++m) v[m] = active ? in[base + (t + T * uint32_t(m)) * stride] : Cpx{0.0f, 0.0f};
+  passInRegisters<R, P::r0, S>(v, t, T, 1, gFftTwiddles);
+  if constexpr (P::kPasses == 1) {
+    if (active)
+#pragma unroll
+      for (int m = 0; m < R; ++m) out[base + uint64_t(m) * stride] = v[m];  // T == 1, ns == 1: in order
+  } else {
+#pragma unroll
+    for (int m = 0; m < R; ++m) shared(passDestination<R, P::r0>(t, T, 1, m)) = v[m];
+    uint32_t ns = uint32_t(P::r0);
+#pragma unroll
+    for (int p = 1; p < P::kPasses; ++p) {
+      barrier();
+#pragma unroll
+      for (int m = 0; m < R; ++m) v[m] = shared(t + T * uint32_t(m));
+      passInRegisters<R, R, S>(v, t, T, ns, gFftTwiddles);
+      if (p == P::kPasses - 1) {
+        // ns == T: output m of the thread's butterfly goes to t + T m.
+        if (active)
+#pragma unroll
+          for (int m = 0; m < R; ++m) out[base + (t + T * uint32_t(m)) * stride] = v[m];
+      } else {
+        barrier();
+#pragma unroll
+        for (int m = 0; m < R; ++m) shared(passDestination<R, R>(t, T, ns, m)) = v[m];
+      }
+      ns *= uint32_t(R);
+    }
+  }
 }
 
 void allowSharedMemory(const void* kernel, size_t bytes) {
@@ -104,33 +105,108 @@ void allowSharedMemory(const void* kernel, size_t bytes) {
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
+int multiprocessors() {
+  static const int count = [] {
+    int device = 0, value = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&value, cudaDevAttrMultiProcessorCount, device));
+    return std::max(value, 1);
+  }();
+  return count;
+}
+
+// The twiddle table on the current device, once: copied on the caller's stream and waited for, so
+// that a kernel on any other stream sees it afterwards.
+void ensureTwiddles(cudaStream_t stream) {
+  static std::mutex mutex;
+  static std::vector<int> ready;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (std::find(ready.begin(), ready.end(), device) != ready.end()) return;
+  const std::vector<Cpx>& table = fftTwiddleTable();
+  CUDA_CHECK(cudaMemcpyToSymbolAsync(gFftTwiddles, table.data(), table.size() * sizeof(Cpx), 0, cudaMemcpyHostToDevice,
+                                     stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  ready.push_back(device);
+}
+
+// Lines per block: rows fill kRowThreads threads (whole warps at least); columns 16 (128-byte row
+// segments) where shared memory allows, fewer (down to 8) when that would leave SMs idle.
+template <uint32_t N, bool kColumns>
+uint32_t linesPerBlock(uint64_t lines, uint32_t nx) {
+  using P = FftPlan<N>;
+  const uint64_t busy = 2 * uint64_t(multiprocessors());
+  const size_t lineBytes = P::kPasses == 1 ? 0 : size_t(P::kPadded) * sizeof(Cpx);
+  uint32_t L;
+  if constexpr (kColumns) {
+    // Measured on the H100 (hfbench fft): wider row segments beat more blocks per SM, down to 8.
+    L = 16;
+    while (L > 1 && (L * lineBytes > 140 * 1024 || L * P::T > kMaxThreads)) L /= 2;
+    while (L > 8 && (lines + L - 1) / L < busy) L /= 2;
+    while (nx % L) L /= 2;  // a block stays inside one array
+  } else {
+    const uint32_t minimum = P::T >= 32 ? 1 : 32 / P::T;
+    L = P::T >= kRowThreads ? 1 : kRowThreads / P::T;
+    while (L > minimum && (lines + L - 1) / L < busy) L /= 2;
+  }
+  return L;
+}
+
+template <uint32_t N, int S, bool kColumns>
+void launchLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
+  using P = FftPlan<N>;
+  const uint32_t L = linesPerBlock<N, kColumns>(lines, nx);
+  const dim3 block = kColumns ? dim3(L, P::T) : dim3(P::T, L);
+  const size_t bytes = P::kPasses == 1 ? 0 : size_t(L) * P::kPadded * sizeof(Cpx);
+  const uint64_t blocks = (lines + L - 1) / L;
+  allowSharedMemory(reinterpret_cast<const void*>(&fftLines<N, S, kColumns>), bytes);
+  fftLines<N, S, kColumns><<<unsigned(blocks), block, bytes, stream>>>(in, out, lines, nx);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <int S, bool kColumns>
+void launchAnySize(uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
+  switch (n) {
+    case 2: return launchLines<2, S, kColumns>(in, out, lines, nx, stream);
+    case 4: return launchLines<4, S, kColumns>(in, out, lines, nx, stream);
+    case 8: return launchLines<8, S, kColumns>(in, out, lines, nx, stream);
+    case 16: return launchLines<16, S, kColumns>(in, out, lines, nx, stream);
+    case 32: return launchLines<32, S, kColumns>(in, out, lines, nx, stream);
+    case 64: return launchLines<64, S, kColumns>(in, out, lines, nx, stream);
+    case 128: return launchLines<128, S, kColumns>(in, out, lines, nx, stream);
+    case 256: return launchLines<256, S, kColumns>(in, out, lines, nx, stream);
+    case 512: return launchLines<512, S, kColumns>(in, out, lines, nx, stream);
+    case 1024: return launchLines<1024, S, kColumns>(in, out, lines, nx, stream);
+    case 2048: return launchLines<2048, S, kColumns>(in, out, lines, nx, stream);
+    case 4096: return launchLines<4096, S, kColumns>(in, out, lines, nx, stream);
+    case 8192: return launchLines<8192, S, kColumns>(in, out, lines, nx, stream);
+    case 16384: return launchLines<16384, S, kColumns>(in, out, lines, nx, stream);
+    default: return;  // fft.cpp has checked the size
+  }
+}
+
+template <bool kColumns>
+void launchSigned(int sign, uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
+  ensureTwiddles(stream);
+  if (sign > 0)
+    launchAnySize<1, kColumns>(n, in, out, lines, nx, stream);
+  else
+    launchAnySize<-1, kColumns>(n, in, out, lines, nx, stream);
+}
+
 }  // namespace
 
 void launchFftRows(const void* in, void* out, uint32_t n, uint64_t rows, int sign, void* streamPtr) {
   if (rows == 0) return;
-  const cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
-  const uint32_t lines = n >= kFftBlockPoints ? 1u : kFftBlockPoints / n;
-  const uint64_t blocks = (rows + lines - 1) / lines;
-  const size_t bytes = size_t(lines) * n * sizeof(Cpx);
-  allowSharedMemory(reinterpret_cast<const void*>(&fftRows), bytes);
-  fftRows<<<unsigned(blocks), threadsFor(lines * n), bytes, stream>>>(static_cast<const Cpx*>(in),
-                                                                         static_cast<Cpx*>(out), n, rows, lines, sign);
-  CUDA_CHECK(cudaGetLastError());
+  launchSigned<false>(sign, n, static_cast<const Cpx*>(in), static_cast<Cpx*>(out), rows, n,
+                      static_cast<cudaStream_t>(streamPtr));
 }
 
 void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* streamPtr) {
-  if (arrays == 0) return;
-  const cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
-  // Adjacent columns per block: 16 (128-byte row segments) when they fit in shared memory.
-  uint32_t lines = kFftColumnGroup;
-  while (lines > 1 && uint64_t(lines) * ny > maxBlockPoints(ny)) lines /= 2;
-  if (lines > nx) lines = nx;
-  const uint64_t blocks = arrays * (nx / lines);
-  const size_t bytes = size_t(lines) * ny * sizeof(Cpx);
-  allowSharedMemory(reinterpret_cast<const void*>(&fftColumns), bytes);
-  fftColumns<<<unsigned(blocks), threadsFor(lines * ny), bytes, stream>>>(static_cast<Cpx*>(data), nx, ny, lines,
-                                                                             sign);
-  CUDA_CHECK(cudaGetLastError());
+  if (arrays == 0 || nx == 0) return;
+  launchSigned<true>(sign, ny, static_cast<const Cpx*>(data), static_cast<Cpx*>(data), arrays * nx, nx,
+                     static_cast<cudaStream_t>(streamPtr));
 }
 
 }  // namespace hfgpu::detail

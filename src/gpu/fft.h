@@ -11,8 +11,11 @@
 // - Conventions of FFTW and cuFFT: forward exp(-2 pi i jk / n), inverse exp(+2 pi i jk / n), both
 //   unnormalised (an inverse after a forward gives n (or nx ny) times the input).
 // - 2D arrays are row-major, ny rows of nx points, `batch` arrays back to back: the rows are
-//   transformed (one block per row, or per several short rows), then the columns in place (one
-//   block per 16 adjacent columns where they fit in shared memory, fewer for tall arrays).
+//   transformed (several short rows per block), then the columns in place (one block per 8 or
+//   16 adjacent columns where they fit in shared memory, fewer for tall arrays).
+// - Each line is one block: 16 points per thread in registers, radix-16 passes (the first one
+//   smaller) exchanged through shared memory; twiddles from a table made once per device (the
+//   first call on a device copies 240 KiB and waits for it on `stream`).
 // - Bad arguments (a size that is not a power of two in range, a null pointer, a batch < 1)
 //   throw std::invalid_argument; CUDA errors throw std::runtime_error (CUDA_CHECK).
 #pragma once

@@ -1,16 +1,25 @@
-// fft_core.h - one Stockham radix-4 (or radix-2) pass of a power-of-two complex FFT over lines
-// held in on-chip memory (internal; __host__ __device__). cuda/fft.cu runs every pass of a line
-// in shared memory with one thread block (issue 14: "a whole row in shared memory, all radix
-// passes there, with barriers"); fftLineReference() below runs the same passes on the CPU, which
-// is what the CI tests check against FFTW in double precision.
+// fft_core.h - the arithmetic of the shared-memory FFT (internal; __host__ __device__): the pass
+// plan of a power-of-two line, one thread's share of a Stockham pass with its DFT held in
+// registers, and the twiddle table. cuda/fft.cu runs every pass of a line inside one thread
+// block (issue 14: "a whole row in shared memory, all radix passes there, with barriers");
+// fftLineReference() below runs the very same per-thread code on the CPU for every thread in
+// turn, which is what the CI tests check against FFTW in double precision.
 //
 // Stockham autosort (Govindaraju et al., "High performance discrete Fourier transforms on
-// graphics processors", SC 2008): pass p with sub-transform size Ns = r^p reads butterfly j's
-// inputs x[j + i n / r] (i < r), twiddles them by w^(i k) with k = j mod Ns and w =
-// exp(sign 2 pi i / (Ns r)), takes the r-point DFT and writes it to y[(j / Ns) Ns r + k + i Ns].
-// After log_r(n) passes y is the DFT in natural order: no bit reversal. A pass reads all its
-// inputs before any output is written (the kernel has a barrier between them), so one buffer
-// per line is enough.
+// graphics processors", SC 2008): pass p with sub-transform size Ns reads butterfly j's inputs
+// x[j + i n / r] (i < r), twiddles them by w^(i k) with k = j mod Ns and w = exp(sign 2 pi i /
+// (Ns r)), takes the r-point DFT and writes it to y[(j / Ns) Ns r + k + i Ns]. After the passes y
+// is the DFT in natural order: no bit reversal.
+//
+// How the work is split (the plan): a line of n points has T = n / R threads, each holding R
+// points in registers (R = 16, or n when n < 16). The first pass has the small radix r0 = n /
+// R^(passes - 1) (each thread does R / r0 butterflies of it, with no twiddles since Ns = 1); every
+// later pass has radix R, one butterfly per thread, its R-point DFT unrolled in registers with
+// constant twiddles. Thread t holds the points t + T m (m < R) of each pass's input, so the first
+// pass reads the line from global memory coalesced, and the last pass (Ns = n / R) writes its
+// outputs to t + T m too: straight to global memory, coalesced. Between passes the points go
+// through shared memory once (a store, a barrier, a load), with a padding of one point in 16 so
+// that the strided stores of the first pass meet no bank conflicts.
 //
 // Sign convention as FFTW and cuFFT: forward = exp(-2 pi i jk / n), inverse = exp(+...), both
 // unnormalised.
@@ -25,6 +34,11 @@
 #else
 #define HF_FFT_HD
 #endif
+#ifdef __CUDA_ARCH__  // the device pass only: host compilers warn about the pragma
+#define HF_FFT_UNROLL _Pragma("unroll")
+#else
+#define HF_FFT_UNROLL
+#endif
 
 namespace hfgpu::detail {
 
@@ -38,78 +52,299 @@ HF_FFT_HD inline Cpx cmul(Cpx a, Cpx b) { return Cpx{a.x * b.x - a.y * b.y, a.x 
 // a * (sign i): multiplies by +i (sign > 0) or -i.
 HF_FFT_HD inline Cpx cmulI(Cpx a, int sign) { return sign > 0 ? Cpx{-a.y, a.x} : Cpx{a.y, -a.x}; }
 
-// exp(sign * 2 pi i * num / den), num < den: sincospi on the device (exact argument reduction:
-// the argument is a ratio, never a large float), double on the host.
-HF_FFT_HD inline Cpx twiddle(int sign, uint32_t num, uint32_t den) {
-#ifdef __CUDA_ARCH__
-  float s, c;
-  sincospif(2.0f * float(num) / float(den), &s, &c);
-  return Cpx{c, sign > 0 ? s : -s};
-#else
-  const double a = 2.0 * 3.14159265358979323846 * double(num) / double(den);
-  return Cpx{float(std::cos(a)), float(sign > 0 ? std::sin(a) : -std::sin(a))};
-#endif
+// ---- twiddles ----
+
+// Every pass with twiddles has radix kFftRadix and a sub-transform size ns, a power of two from 2
+// to kFftMaxNs; its twiddle for input i (1 <= i < kFftRadix) of butterfly k (k < ns) is
+// exp(sign 2 pi i i k / (ns kFftRadix)). They are tabulated per ns, i-major, so that a warp's
+// threads (consecutive k) read consecutive entries, computed in double and rounded once: as
+// accurate as a float twiddle can be, and one cached load instead of a sincos. The table does not
+// depend on the line length: every plan's passes share it.
+constexpr int kFftRadixLog2 = 4;
+constexpr int kFftRadix = 1 << kFftRadixLog2;
+constexpr uint32_t kFftMaxNs = 16384 / kFftRadix;
+constexpr uint32_t kFftTwiddles = uint32_t(kFftRadix - 1) * (2 * kFftMaxNs - 2);
+
+// Blocks of (kFftRadix - 1) ns entries for ns = 2, 4, ... back to back: ns's block starts at
+// (kFftRadix - 1) (2 + 4 + ... + ns / 2) = (kFftRadix - 1) (ns - 2).
+HF_FFT_HD constexpr uint32_t twiddleIndex(uint32_t ns, int i, uint32_t k) {
+  return uint32_t(kFftRadix - 1) * (ns - 2) + uint32_t(i - 1) * ns + k;
 }
 
-// The largest radix of the next pass: 4 while at least two factors of 2 remain, else 2.
-HF_FFT_HD inline int passRadix(uint32_t n, uint32_t ns) { return (n / ns) % 4 == 0 ? 4 : 2; }
+inline const std::vector<Cpx>& fftTwiddleTable() {
+  static const std::vector<Cpx> table = [] {
+    std::vector<Cpx> t(kFftTwiddles);
+    for (uint32_t ns = 2; ns <= kFftMaxNs; ns *= 2)
+      for (int i = 1; i < kFftRadix; ++i)
+        for (uint32_t k = 0; k < ns; ++k) {
+          const double a = 2.0 * 3.14159265358979323846 * double(uint32_t(i) * k) / double(ns * kFftRadix);
+          t[twiddleIndex(ns, i, k)] = Cpx{float(std::cos(a)), float(std::sin(a))};
+        }
+    return t;
+  }();
+  return table;
+}
 
-// Butterfly j of the pass (Ns, r) over a line of n points: loads its r inputs (`line` indexes
-// with a stride, so columns in shared memory work too), twiddles them and takes the DFT in v.
-template <typename Line>
-HF_FFT_HD inline void passLoad(const Line& line, uint32_t n, uint32_t ns, int r, uint32_t j, int sign, Cpx v[4]) {
-  const uint32_t m = n / uint32_t(r);
-  for (int i = 0; i < r; ++i) v[i] = line(j + uint32_t(i) * m);
-  const uint32_t k = j % ns;
-  if (ns > 1)
-    for (int i = 1; i < r; ++i) v[i] = cmul(v[i], twiddle(sign, uint32_t(i) * k, ns * uint32_t(r)));
-  if (r == 2) {
-    const Cpx a = v[0], b = v[1];
-    v[0] = cadd(a, b);
-    v[1] = csub(a, b);
-    return;
+// cos(2 pi m / 32) and the roots exp(S 2 pi i m / 32) for the DFTs in registers: m is known at
+// compile time once the loops are unrolled, so the switch folds into a constant (a table would be
+// put in local memory).
+HF_FFT_HD inline float cos32(int m) {
+  switch (m & 31) {
+    case 0:
+      return 1.00000000000000000000f;
+    case 1:
+      return 0.98078528040323043058f;
+    case 2:
+      return 0.92387953251128673848f;
+    case 3:
+      return 0.83146961230254523567f;
+    case 4:
+      return 0.70710678118654757274f;
+    case 5:
+      return 0.55557023301960228867f;
+    case 6:
+      return 0.38268343236508983729f;
+    case 7:
+      return 0.19509032201612833135f;
+    case 8:
+      return 0.0f;
+    case 9:
+      return -0.19509032201612819257f;
+    case 10:
+      return -0.38268343236508972627f;
+    case 11:
+      return -0.55557023301960195560f;
+    case 12:
+      return -0.70710678118654746172f;
+    case 13:
+      return -0.83146961230254534669f;
+    case 14:
+      return -0.92387953251128673848f;
+    case 15:
+      return -0.98078528040323043058f;
+    case 16:
+      return -1.00000000000000000000f;
+    case 17:
+      return -0.98078528040323043058f;
+    case 18:
+      return -0.92387953251128684951f;
+    case 19:
+      return -0.83146961230254545772f;
+    case 20:
+      return -0.70710678118654768376f;
+    case 21:
+      return -0.55557023301960217765f;
+    case 22:
+      return -0.38268343236509033689f;
+    case 23:
+      return -0.19509032201612866442f;
+    case 24:
+      return 0.0f;
+    case 25:
+      return 0.19509032201612830359f;
+    case 26:
+      return 0.38268343236509000382f;
+    case 27:
+      return 0.55557023301960184458f;
+    case 28:
+      return 0.70710678118654735069f;
+    case 29:
+      return 0.83146961230254523567f;
+    case 30:
+      return 0.92387953251128651644f;
+    case 31:
+      return 0.98078528040323031956f;
+    default:
+      return 0.0f;
   }
-  // 4-point DFT: X0 = a + b + c + d, X1 = a + s i b - c - s i d, X2 = a - b + c - d, X3 = a - s i b - c + s i d
-  // (inputs a = v0, b = v1, c = v2, d = v3; s = sign).
-  const Cpx a0 = cadd(v[0], v[2]), a1 = csub(v[0], v[2]);
-  const Cpx b0 = cadd(v[1], v[3]), b1 = cmulI(csub(v[1], v[3]), sign);
-  v[0] = cadd(a0, b0);
-  v[2] = csub(a0, b0);
-  v[1] = cadd(a1, b1);
-  v[3] = csub(a1, b1);
 }
-// Writes butterfly j's outputs to their Stockham positions.
-template <typename Line>
-HF_FFT_HD inline void passStore(const Line& line, uint32_t ns, int r, uint32_t j, const Cpx v[4]) {
-  const uint32_t k = j % ns;
-  const uint32_t base = (j / ns) * ns * uint32_t(r) + k;
-  for (int i = 0; i < r; ++i) line(base + uint32_t(i) * ns) = v[i];
+template <int S>
+HF_FFT_HD inline Cpx root32(int m) {
+  const float s = cos32(m + 24);  // sin(a) = cos(a - pi / 2)
+  return Cpx{cos32(m), S > 0 ? s : -s};
 }
 
-// A line of points `stride` apart from `base` (a row: stride 1; a column interleaved with others:
-// stride = the number of lines).
+// a * exp(S 2 pi i m / 32), with the multiplications by 1, +-i and -1 done as moves.
+template <int S>
+HF_FFT_HD inline Cpx mulRoot32(Cpx a, int m) {
+  switch (m & 31) {
+    case 0:
+      return a;
+    case 8:
+      return cmulI(a, S);
+    case 16:
+      return Cpx{-a.x, -a.y};
+    case 24:
+      return cmulI(a, -S);
+    default:
+      return cmul(a, root32<S>(m));
+  }
+}
+
+// The R-point DFT of v in place (R a power of two <= 32): radix-2 decimation in frequency, then
+// the bit-reversed outputs put in order (register renaming once unrolled).
+template <int R, int S>
+HF_FFT_HD inline void dftInRegisters(Cpx (&v)[R]) {
+  static_assert(R >= 1 && R <= 32 && (R & (R - 1)) == 0, "radix: a power of two up to 32");
+  if constexpr (R > 1) {
+    constexpr int kStages = R == 2 ? 1 : R == 4 ? 2 : R == 8 ? 3 : R == 16 ? 4 : 5;
+    HF_FFT_UNROLL
+    for (int s = 0; s < kStages; ++s) {
+      const int h = R >> (s + 1);  // half the sub-transform
+      HF_FFT_UNROLL
+      for (int b = 0; b < R; b += 2 * h) {
+        HF_FFT_UNROLL
+        for (int k = 0; k < h; ++k) {
+          const Cpx a = v[b + k], c = v[b + k + h];
+          v[b + k] = cadd(a, c);
+          v[b + k + h] = mulRoot32<S>(csub(a, c), k * (16 / h));  // exp(S 2 pi i k / (2 h))
+        }
+      }
+    }
+    Cpx ordered[R];
+    HF_FFT_UNROLL
+    for (int i = 0; i < R; ++i) {
+      int rev = 0;
+      for (int bit = 0; bit < kStages; ++bit) rev |= ((i >> bit) & 1) << (kStages - 1 - bit);
+      ordered[i] = v[rev];
+    }
+    HF_FFT_UNROLL
+    for (int i = 0; i < R; ++i) v[i] = ordered[i];
+  }
+}
+
+// ---- the plan of a line ----
+
+constexpr int log2Exact(uint32_t n) {
+  int l = 0;
+  while ((1u << l) < n) ++l;
+  return l;
+}
+
+template <uint32_t N>
+struct FftPlan {
+  static_assert(N >= 2 && N <= 16384 && (N & (N - 1)) == 0, "n: a power of two in 2..16384");
+  static constexpr int R = N < uint32_t(kFftRadix) ? int(N) : kFftRadix;  // points per thread, the radix of every pass but the first
+  static constexpr uint32_t T = N / uint32_t(R);                       // threads per line
+  static constexpr int kPasses = (log2Exact(N) + kFftRadixLog2 - 1) / kFftRadixLog2;
+  static constexpr int r0 = int(N >> (kFftRadixLog2 * (kPasses - 1)));  // the first pass's radix
+  static constexpr uint32_t kPadded = N + N / 16;                       // a line's points in shared memory
+  static_assert(r0 >= 2 && r0 <= R, "plan");
+};
+
+// Where point e of a line sits in shared memory: one pad point every 16 (see the file comment).
+HF_FFT_HD inline uint32_t padded(uint32_t e) { return e + (e >> 4); }
+
+// Thread t's share of pass (ns, r) of a line of N = T R points: v[q + i R / r] holds input i of
+// butterfly j = t + q T on entry, its output i on return; passDestination() says where output
+// slot m goes. Only the first pass (ns = 1) may have r < R, so twiddles always have r = kFftRadix.
+// `twiddles` is fftTwiddleTable() (its device copy in a kernel).
+template <int R, int r, int S>
+HF_FFT_HD inline void passInRegisters(Cpx (&v)[R], uint32_t t, uint32_t T, uint32_t ns,
+                                      const Cpx* __restrict__ twiddles) {
+  constexpr int kGroups = R / r;
+  HF_FFT_UNROLL
+  for (int q = 0; q < kGroups; ++q) {
+    Cpx u[r];
+    HF_FFT_UNROLL
+    for (int i = 0; i < r; ++i) u[i] = v[q + i * kGroups];
+    if constexpr (r == kFftRadix) {
+      if (ns > 1) {
+        const uint32_t k = (t + uint32_t(q) * T) & (ns - 1);
+        HF_FFT_UNROLL
+        for (int i = 1; i < r; ++i) {
+          const uint32_t index = twiddleIndex(ns, i, k);
+#ifdef __CUDA_ARCH__
+          const float2 f = __ldg(reinterpret_cast<const float2*>(twiddles) + index);  // read-only cache
+          Cpx w{f.x, f.y};
+#else
+          Cpx w = twiddles[index];
+#endif
+          if (S < 0) w.y = -w.y;
+          u[i] = cmul(u[i], w);
+        }
+      }
+    }
+    dftInRegisters<r, S>(u);
+    HF_FFT_UNROLL
+    for (int i = 0; i < r; ++i) v[q + i * kGroups] = u[i];
+  }
+}
+
+// The index in the pass's output of slot m of thread t (see passInRegisters).
+template <int R, int r>
+HF_FFT_HD inline uint32_t passDestination(uint32_t t, uint32_t T, uint32_t ns, int m) {
+  constexpr int kGroups = R / r;
+  const uint32_t j = t + uint32_t(m % kGroups) * T, i = uint32_t(m / kGroups);
+  return (j & ~(ns - 1)) * uint32_t(r) + (j & (ns - 1)) + i * ns;
+}
+
+// ---- the CPU reference ----
+
+// A line of points `stride` apart from `base` (a row: stride 1; a column of a row-major array:
+// stride = the row length).
 struct StridedLine {
   Cpx* base;
   uint32_t stride;
   HF_FFT_HD Cpx& operator()(uint32_t i) const { return base[size_t(i) * stride]; }
 };
 
-// Every pass of one line of n = 2^m points, in place, sequentially: the kernel's reference.
-inline void fftLineReference(const StridedLine& line, uint32_t n, int sign) {
-  std::vector<Cpx> outputs;
-  Cpx v[4];
-  for (uint32_t ns = 1; ns < n;) {
-    const int r = passRadix(n, ns);
-    const uint32_t butterflies = n / uint32_t(r);
-    outputs.resize(size_t(butterflies) * 4);
-    // All inputs of the pass before any output (the kernel's barrier).
-    for (uint32_t j = 0; j < butterflies; ++j) {
-      passLoad(line, n, ns, r, j, sign, v);
-      for (int i = 0; i < r; ++i) outputs[size_t(j) * 4 + size_t(i)] = v[i];
+template <uint32_t N, int S>
+void fftLineReferenceN(const StridedLine& line) {
+  using P = FftPlan<N>;
+  constexpr int R = P::R;
+  const Cpx* twiddles = fftTwiddleTable().data();
+  std::vector<Cpx> in(N), out(N);
+  for (uint32_t e = 0; e < N; ++e) in[e] = line(e);
+  uint32_t ns = 1;
+  for (int p = 0; p < P::kPasses; ++p) {
+    // Every thread's loads before any thread's stores (the kernel's barrier).
+    for (uint32_t t = 0; t < P::T; ++t) {
+      Cpx v[R];
+      for (int m = 0; m < R; ++m) v[m] = in[t + P::T * uint32_t(m)];
+      if (p == 0) {
+        passInRegisters<R, P::r0, S>(v, t, P::T, ns, twiddles);
+        for (int m = 0; m < R; ++m) out[passDestination<R, P::r0>(t, P::T, ns, m)] = v[m];
+      } else {
+        passInRegisters<R, R, S>(v, t, P::T, ns, twiddles);
+        for (int m = 0; m < R; ++m) out[passDestination<R, R>(t, P::T, ns, m)] = v[m];
+      }
     }
-    for (uint32_t j = 0; j < butterflies; ++j) passStore(line, ns, r, j, outputs.data() + size_t(j) * 4);
+    in.swap(out);
+    const int r = p == 0 ? P::r0 : R;
     ns *= uint32_t(r);
   }
+  for (uint32_t e = 0; e < N; ++e) line(e) = in[e];
+}
+
+template <int S>
+inline void fftLineReferenceSigned(const StridedLine& line, uint32_t n) {
+  switch (n) {
+    case 2: return fftLineReferenceN<2, S>(line);
+    case 4: return fftLineReferenceN<4, S>(line);
+    case 8: return fftLineReferenceN<8, S>(line);
+    case 16: return fftLineReferenceN<16, S>(line);
+    case 32: return fftLineReferenceN<32, S>(line);
+    case 64: return fftLineReferenceN<64, S>(line);
+    case 128: return fftLineReferenceN<128, S>(line);
+    case 256: return fftLineReferenceN<256, S>(line);
+    case 512: return fftLineReferenceN<512, S>(line);
+    case 1024: return fftLineReferenceN<1024, S>(line);
+    case 2048: return fftLineReferenceN<2048, S>(line);
+    case 4096: return fftLineReferenceN<4096, S>(line);
+    case 8192: return fftLineReferenceN<8192, S>(line);
+    case 16384: return fftLineReferenceN<16384, S>(line);
+    default: return;
+  }
+}
+
+// Every pass of one line of n = 2^m points (2..16384), in place, with the kernel's per-thread
+// code run for each thread in turn: the kernel's reference.
+inline void fftLineReference(const StridedLine& line, uint32_t n, int sign) {
+  if (sign > 0)
+    fftLineReferenceSigned<1>(line, n);
+  else
+    fftLineReferenceSigned<-1>(line, n);
 }
 
 }  // namespace hfgpu::detail

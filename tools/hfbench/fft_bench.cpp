@@ -29,10 +29,11 @@ namespace hfbench {
 namespace {
 
 const char* kUsage =
-    "usage: hfbench fft --json OUT.json [--repeat N] [--threads N] [--quick] [--note TEXT] [-q]\n"
+    "usage: hfbench fft --json OUT.json [--repeat N] [--threads N] [--quick] [--gpu-only] [--note TEXT] [-q]\n"
     "  The shared-memory GPU FFT against cuFFT (same device, sizes, batches) and FFTW (single\n"
     "  precision, N threads, default all cores): complex-to-complex, 1D batched and 2D; accuracy\n"
-    "  of both GPU results against FFTW in double precision. --quick: two tiny cases (tests).";
+    "  of both GPU results against FFTW in double precision. --quick: two tiny cases (tests).\n"
+    "  --gpu-only: own kernels and cuFFT only (no FFTW timing, no terrain case: for tuning).";
 
 // hfterrain's base field for the 16385^2 terrain (tile + 2 x tile / 8 = 20481 samples on its
 // 24576 grid), as tools/hfterrain/terrain.cpp makes it: the GPU path (gpu/spectral_field.h:
@@ -186,7 +187,7 @@ double relativeRms(const std::vector<float2>& got, const std::vector<std::comple
   return ref > 0 ? std::sqrt(err / ref) : 0;
 }
 
-Result runCase(const Case& c, int repeat, int threads, const CuFft& cufft, cudaStream_t stream) {
+Result runCase(const Case& c, int repeat, int threads, bool withFftw, const CuFft& cufft, cudaStream_t stream) {
   const size_t each = c.dims.size() == 1 ? size_t(c.dims[0]) : size_t(c.dims[0]) * size_t(c.dims[1]);
   const size_t count = each * size_t(c.batch);
   std::vector<float2> host(count);
@@ -232,6 +233,10 @@ Result runCase(const Case& c, int repeat, int threads, const CuFft& cufft, cudaS
     }
   }
 
+  if (!withFftw) {
+    r.fftwMs = kNaN;
+    return r;
+  }
   // FFTW single precision, all threads, measured plan (planning time bounded).
   fftwf_plan_with_nthreads(threads);
   fftwf_set_timelimit(5.0);
@@ -265,7 +270,7 @@ std::string dimsText(const std::vector<int>& d) {
 int runFftCommand(int argc, char** argv) {
   std::string jsonPath, note;
   int repeat = 20, threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  bool quick = false, quiet = false;
+  bool quick = false, quiet = false, gpuOnly = false;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&](std::string& out) {
@@ -285,6 +290,8 @@ int runFftCommand(int argc, char** argv) {
       (a == "--repeat" ? repeat : threads) = int(x);
     } else if (a == "--quick") {
       quick = true;
+    } else if (a == "--gpu-only") {
+      gpuOnly = true;
     } else if (a == "-q") {
       quiet = true;
     } else if (a == "--help" || a == "-h") {
@@ -313,6 +320,7 @@ int runFftCommand(int argc, char** argv) {
     cases.push_back(Case{{512, 512}, 1});
     cases.push_back(Case{{512, 512}, 5});  // the ocean's height, two slopes and two displacements
     cases.push_back(Case{{1024, 1024}, 1});
+    cases.push_back(Case{{2048, 2048}, 1});
     cases.push_back(Case{{4096, 4096}, 1});
   }
   fftwf_init_threads();
@@ -333,7 +341,7 @@ int runFftCommand(int argc, char** argv) {
   j.field("fftw_threads", threads).field("repeat", repeat).field("cufft_available", cufft.available());
   j.key("cases").beginArray();
   for (const Case& c : cases) {
-    const Result r = runCase(c, repeat, threads, cufft, stream.get());
+    const Result r = runCase(c, repeat, threads, !gpuOnly, cufft, stream.get());
     if (!quiet)
       std::printf("%-12s %6d %10.4f %10.4f %10.3f %8.2f %11.3g %11.3g\n", dimsText(c.dims).c_str(), c.batch, r.ownMs,
                   r.cufftMs, r.fftwMs, r.cufftMs / r.ownMs, r.relOwn, r.relCufft);
@@ -349,6 +357,12 @@ int runFftCommand(int argc, char** argv) {
   j.endArray();
   // Not measured yet (issue 14 in progress): the real-to-complex kinds and the ocean step.
   j.key("ocean_step_ms").null();
+  if (gpuOnly) {
+    j.endObject();
+    out += "\n";
+    const bool written = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    return std::fclose(f) == 0 && written ? 0 : 1;
+  }
   const TerrainTiming tt = terrainCase(threads, quick);
   if (!quiet)
     std::printf("terrain field %d^2 (grid %d^2): GPU %.3f s (%.3f s with the copy to host), CPU %d threads %.3f s: "

@@ -21,6 +21,10 @@
 #include "gpu/cuda_util.h"
 #include "gpu/fft.h"
 #include "gpu/spectral_field.h"
+#ifdef HF_BENCH_OCEAN
+#include "gpu/ocean_step.h"
+#include "render/ocean/ocean.h"
+#endif
 #include "json.h"
 #include "timer.h"
 
@@ -152,6 +156,7 @@ struct Case {
 };
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kOceanBenchSize = 512;  // the viewer's ocean at its largest common size
 
 struct Result {
   double ownMs = 0, cufftMs = kNaN, fftwMs = 0, relOwn = 0, relCufft = kNaN;
@@ -261,6 +266,45 @@ Result runCase(const Case& c, int repeat, int threads, bool withFftw, const CuFf
   return r;
 }
 
+// One ocean step as the viewer runs it (gpu/ocean_step.h): h(k, t) at 512^2, the three packed
+// inverse FFTs, the fields and the height written into RGBA32F / R32F surfaces; NaN without the
+// ocean (no hf_ocean in this build).
+double oceanStepMs(int repeat, cudaStream_t stream) {
+#ifdef HF_BENCH_OCEAN
+  hfr::OceanParams p;
+  p.size = kOceanBenchSize;
+  const hfr::OceanSpectrum s = hfr::makeOceanSpectrum(p);
+  hfgpu::OceanStep step({s.size, reinterpret_cast<const float2*>(s.h0.data()), s.omega.data(), s.kx.data(),
+                         s.ky.data()},
+                        float(p.choppiness));
+  const cudaChannelFormatDesc f4 = cudaCreateChannelDesc(32, 32, 32, 32, cudaChannelFormatKindFloat);
+  const cudaChannelFormatDesc f1 = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
+  cudaArray_t arrays[2] = {nullptr, nullptr};
+  cudaSurfaceObject_t surfaces[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    CUDA_CHECK(cudaMallocArray(&arrays[i], i ? &f1 : &f4, size_t(p.size), size_t(p.size), cudaArraySurfaceLoadStore));
+    cudaResourceDesc r{};
+    r.resType = cudaResourceTypeArray;
+    r.res.array.array = arrays[i];
+    CUDA_CHECK(cudaCreateSurfaceObject(&surfaces[i], &r));
+  }
+  double t = 0;
+  const double ms = deviceMs(repeat, stream, [&] {
+    step.writeSurfaces(t, surfaces[0], surfaces[1], stream);
+    t += 1.0 / 60;
+  });
+  for (int i = 0; i < 2; ++i) {
+    CUDA_CHECK(cudaDestroySurfaceObject(surfaces[i]));
+    CUDA_CHECK(cudaFreeArray(arrays[i]));
+  }
+  return ms;
+#else
+  (void)repeat;
+  (void)stream;
+  return kNaN;
+#endif
+}
+
 std::string dimsText(const std::vector<int>& d) {
   return d.size() == 1 ? std::to_string(d[0]) : std::to_string(d[1]) + "x" + std::to_string(d[0]);
 }
@@ -355,8 +399,13 @@ int runFftCommand(int argc, char** argv) {
     j.endObject();
   }
   j.endArray();
-  // Not measured yet (issue 14 in progress): the real-to-complex kinds and the ocean step.
-  j.key("ocean_step_ms").null();
+  const double oceanMs = oceanStepMs(repeat, stream.get());
+  if (!quiet) std::printf("ocean step %d^2 (spectrum, 3 inverse 2D FFTs, surfaces): %.4f ms\n", kOceanBenchSize, oceanMs);
+  if (std::isnan(oceanMs))
+    j.key("ocean_step_ms").null();
+  else
+    j.field("ocean_step_ms", oceanMs);
+  j.field("ocean_step_size", kOceanBenchSize);
   if (gpuOnly) {
     j.endObject();
     out += "\n";

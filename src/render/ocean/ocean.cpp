@@ -51,29 +51,11 @@ bool checkOceanParams(const OceanParams& params, std::string& error) {
   return true;
 }
 
-struct OceanSimulation::Impl {
-  int n = 0;
-  std::vector<C> h0;       // h0(k), FFT order, Nyquist row and column zero
-  std::vector<float> omega;
-  std::vector<float> kx, ky;
-  fftwf_complex *a = nullptr, *b = nullptr, *c = nullptr;
-  fftwf_plan pa = nullptr, pb = nullptr, pc = nullptr;
-  double rms = 0;
-
-  ~Impl() {
-    std::lock_guard<std::mutex> lock(plannerMutex());
-    for (fftwf_plan p : {pa, pb, pc})
-      if (p) fftwf_destroy_plan(p);
-    for (fftwf_complex* x : {a, b, c})
-      if (x) fftwf_free(x);
-  }
-};
-
-OceanSimulation::OceanSimulation(const OceanParams& params) : params_(params), impl_(std::make_unique<Impl>()) {
+OceanSpectrum makeOceanSpectrum(const OceanParams& params) {
   check(params);
-  Impl& m = *impl_;
+  OceanSpectrum m;
   const int n = params.size;
-  m.n = n;
+  m.size = n;
   const size_t count = size_t(n) * size_t(n);
   m.h0.assign(count, C(0, 0));
   m.omega.assign(count, 0);
@@ -86,7 +68,6 @@ OceanSimulation::OceanSimulation(const OceanParams& params) : params_(params), i
   std::mt19937 rng(params.seed);
   std::normal_distribution<double> gauss(0, 1);
   double energy = 0;
-  std::vector<double> raw(count, 0);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < n; ++i) {
       const size_t at = size_t(j) * size_t(n) + size_t(i);
@@ -101,7 +82,6 @@ OceanSimulation::OceanSimulation(const OceanParams& params) : params_(params), i
       const double cosine = (kx * wx + ky * wy) / k;
       double p = std::exp(-1 / (k * lw * k * lw)) / (k * k * k * k) * cosine * cosine * std::exp(-k * k * small * small);
       if (cosine < 0) p *= 0.07;
-      raw[at] = p;
       m.h0[at] = C(float(xr * std::sqrt(p / 2)), float(xi * std::sqrt(p / 2)));
     }
   // Heights are real: h(k) + conj(h(-k)) terms; the patch's variance is sum |h0(k)|^2 + |h0(-k)|^2.
@@ -115,7 +95,30 @@ OceanSimulation::OceanSimulation(const OceanParams& params) : params_(params), i
   const double scale = energy > 0 ? target / std::sqrt(energy) : 0;
   for (C& v : m.h0) v *= float(scale);
   m.rms = energy > 0 ? target : 0;
+  return m;
+}
 
+struct OceanSimulation::Impl {
+  int n = 0;
+  OceanSpectrum spectrum;
+  fftwf_complex *a = nullptr, *b = nullptr, *c = nullptr;
+  fftwf_plan pa = nullptr, pb = nullptr, pc = nullptr;
+
+  ~Impl() {
+    std::lock_guard<std::mutex> lock(plannerMutex());
+    for (fftwf_plan p : {pa, pb, pc})
+      if (p) fftwf_destroy_plan(p);
+    for (fftwf_complex* x : {a, b, c})
+      if (x) fftwf_free(x);
+  }
+};
+
+OceanSimulation::OceanSimulation(const OceanParams& params) : params_(params), impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.spectrum = makeOceanSpectrum(params);  // throws for bad parameters
+  const int n = params.size;
+  m.n = n;
+  const size_t count = size_t(n) * size_t(n);
   std::lock_guard<std::mutex> lock(plannerMutex());
   for (fftwf_complex** x : {&m.a, &m.b, &m.c}) *x = fftwf_alloc_complex(count);
   m.pa = fftwf_plan_dft_2d(n, n, m.a, m.a, FFTW_BACKWARD, FFTW_ESTIMATE);
@@ -126,10 +129,11 @@ OceanSimulation::OceanSimulation(const OceanParams& params) : params_(params), i
 
 OceanSimulation::~OceanSimulation() = default;
 
-double OceanSimulation::rmsHeight() const { return impl_->rms; }
+double OceanSimulation::rmsHeight() const { return impl_->spectrum.rms; }
 
 void OceanSimulation::evaluate(double seconds, OceanFrame& frame) {
   Impl& m = *impl_;
+  const OceanSpectrum& sp = m.spectrum;
   const int n = m.n;
   const size_t count = size_t(n) * size_t(n);
   const float chop = float(params_.choppiness);
@@ -142,10 +146,10 @@ void OceanSimulation::evaluate(double seconds, OceanFrame& frame) {
       const size_t at = size_t(j) * size_t(n) + size_t(i);
       const size_t neg = size_t((n - j) % n) * size_t(n) + size_t((n - i) % n);
       // w t in double, reduced before the float sine (t grows without bound).
-      const double phase = std::fmod(double(m.omega[at]) * seconds, 2 * kPi);
+      const double phase = std::fmod(double(sp.omega[at]) * seconds, 2 * kPi);
       const C e(float(std::cos(phase)), float(std::sin(phase)));
-      const C h = m.h0[at] * e + std::conj(m.h0[neg]) * std::conj(e);
-      const float kx = m.kx[at], ky = m.ky[at];
+      const C h = sp.h0[at] * e + std::conj(sp.h0[neg]) * std::conj(e);
+      const float kx = sp.kx[at], ky = sp.ky[at];
       const float k = std::sqrt(kx * kx + ky * ky);
       const C sx = i1 * kx * h, sy = i1 * ky * h;
       const C dx = k > 0 ? -i1 * (kx / k) * h * chop : C(0, 0);

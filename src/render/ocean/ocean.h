@@ -20,6 +20,7 @@
 // "waves" slider.
 #pragma once
 
+#include <complex>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -49,6 +50,18 @@ struct OceanFrame {
 
 // False and a one-line error (naming the parameter) when OceanSimulation would refuse `params`.
 bool checkOceanParams(const OceanParams& params, std::string& error);
+
+// The time-independent part of one OceanParams, N x N in FFT order (row = y wavenumber index):
+// what OceanSimulation evaluates every frame on the CPU, and what the GPU path
+// (gpu/ocean_step.h) uploads once and evaluates there.
+struct OceanSpectrum {
+  int size = 0;
+  std::vector<std::complex<float>> h0;  // Nyquist row and column zero
+  std::vector<float> omega, kx, ky;     // rad/s, rad/m
+  double rms = 0;                       // see OceanSimulation::rmsHeight
+};
+// Throws std::invalid_argument for parameters out of range (the messages name them).
+OceanSpectrum makeOceanSpectrum(const OceanParams& params);
 
 // The spectrum of one OceanParams and its evaluation at any time (FFTW plans made once).
 class OceanSimulation {

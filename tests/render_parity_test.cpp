@@ -10,6 +10,8 @@
 #include <chrono>
 #include <thread>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 
@@ -177,6 +179,88 @@ TEST(StrategyParity, CudaVramCacheEqualsCpu) {
     if (r.name != "cuda") GTEST_SKIP() << "cuda strategy fell back to " << r.name;
     expectParity(r);
   }
+}
+
+// The ocean's fields computed by CUDA into the texture (render/gl/ocean_cuda.cpp) draw the image
+// the CPU worker's fields draw, up to float rounding of the fields (a few pixels by a level or
+// two); and the water moves between two times (the comparison is not of two still frames).
+struct OceanShot {
+  std::string skip, device;
+  std::vector<uint8_t> px;
+};
+
+OceanShot oceanShot(const std::string& device, double seconds) {
+  OceanShot o;
+  std::string error, note;
+  if (!context(error)) {
+    o.skip = "no headless GL: " + error;
+    return o;
+  }
+  hfa::ArchiveReader archive;
+  if (!archive.open(samplePath(false), error)) {
+    o.skip = "archive: " + error;
+    return o;
+  }
+  auto strategy = hfr::makeRenderStreamStrategy("cpu", archive, error, note);
+  if (!strategy) {
+    o.skip = error;
+    return o;
+  }
+  hfr::RenderSettings rs;
+  rs.width = kW;
+  rs.height = kH;
+  rs.tau = 2;
+  rs.ocean = true;
+  rs.oceanSynchronous = true;
+  rs.oceanDevice = device;
+  auto renderer = hfr::Renderer::create(archive, *strategy, rs, error);
+  if (!renderer) {
+    o.skip = "renderer: " + error;
+    return o;
+  }
+  if (!renderer->hasOcean()) {
+    o.skip = "no ocean in this build";
+    return o;
+  }
+  hfr::Camera cam;  // low over the sample terrain's sea, looking north-east towards a coast
+  cam.x = 46000;
+  cam.y = 18000;
+  cam.z = 60;
+  cam.yaw = 30;
+  cam.pitch = -10;
+  for (int i = 0; i < 4000 && !(i > 0 && renderer->settled()); ++i) {
+    renderer->stream(cam);
+    if (i > 100) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  renderer->setTime(seconds);
+  renderer->frame(cam);
+  o.px = renderer->readPixels();
+  o.device = renderer->oceanDevice();
+  return o;
+}
+
+TEST(StrategyParity, CudaOceanEqualsCpuOcean) {
+  const OceanShot cpu = oceanShot("cpu", 3.5);
+  if (!cpu.skip.empty()) GTEST_SKIP() << cpu.skip;
+  const OceanShot cuda = oceanShot("cuda", 3.5);
+  ASSERT_TRUE(cuda.skip.empty()) << cuda.skip;
+  if (cuda.device != "cuda") GTEST_SKIP() << "the ocean fell back to " << cuda.device << " (no CUDA or interop here)";
+  EXPECT_EQ(cpu.device, "cpu");
+  ASSERT_EQ(cpu.px.size(), cuda.px.size());
+  size_t differ = 0;
+  int worst = 0;
+  for (size_t i = 0; i < cpu.px.size(); ++i) {
+    const int d = std::abs(int(cpu.px[i]) - int(cuda.px[i]));
+    differ += d != 0;
+    worst = std::max(worst, d);
+  }
+  std::printf("[ ocean    ] cuda vs cpu: %zu of %zu bytes differ, by %d at most\n", differ, cpu.px.size(), worst);
+  EXPECT_LE(worst, 3);
+  EXPECT_LT(double(differ), 0.005 * double(cpu.px.size()));
+  const OceanShot later = oceanShot("cuda", 4.5);
+  size_t moved = 0;
+  for (size_t i = 0; i < cuda.px.size(); ++i) moved += later.px[i] != cuda.px[i];
+  EXPECT_GT(double(moved), 0.01 * double(cuda.px.size())) << "the water does not move";
 }
 
 }  // namespace

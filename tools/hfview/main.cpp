@@ -51,7 +51,7 @@ void usage() {
       "              [--imagery-stream cpu|cuda|raw] [--bc1 fast|quality]\n"
       "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
       "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
-      "              [--ocean on|off] [--water-level M] [--wind M/S[,DEGREES]] [--choppiness C]\n"
+      "              [--ocean on|off|cpu|cuda] [--water-level M] [--wind M/S[,DEGREES]] [--choppiness C]\n"
       "              [--time S] [--gl-debug]\n"
       "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
       "              [--speed M/S] [--dt S] [--frames N] [--csv FILE] [--budget-fraction F]\n"
@@ -82,7 +82,9 @@ void usage() {
       "--water-level metres (default 0) and nodata; --wind sets its speed (0.5..40, default 10)\n"
       "and the direction it blows towards (degrees counter-clockwise from east, default 45),\n"
       "--choppiness its crests (0..4, default 1); --time S is its clock for a --screenshot\n"
-      "(default 0, so that screenshots are reproducible).\n"
+      "(default 0, so that screenshots are reproducible). Its fields come from the GPU with\n"
+      "--stream cuda, else from an FFTW thread; --ocean cpu|cuda chooses (cuda falls back to\n"
+      "cpu with a note where CUDA-GL interop is missing).\n"
       "--gl-debug (window): a debug GL context; KHR_debug errors are printed and make the exit\n"
       "status 3.\n"
       "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
@@ -236,8 +238,10 @@ int main(int argc, char** argv) {
       for (size_t k = 0; k < 3; ++k) rs.background[k] = float(c[k]);
     } else if (a == "--ocean") {
       const std::string v = value("--ocean");
-      if (v != "on" && v != "off") return fail("--ocean wants on or off, got '" + v + "'");
-      oceanArg = v == "on" ? 1 : 0;
+      if (v != "on" && v != "off" && v != "cpu" && v != "cuda")
+        return fail("--ocean wants on, off, cpu or cuda, got '" + v + "'");
+      oceanArg = v == "off" ? 0 : 1;
+      if (v == "cpu" || v == "cuda") rs.oceanDevice = v;
     } else if (a == "--water-level" || a == "--choppiness" || a == "--time") {
       const char* v = value(a.c_str());
       char* end = nullptr;

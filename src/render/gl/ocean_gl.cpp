@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <stdexcept>
 #include <limits>
 
 #include "render/gl/shader.h"
@@ -49,16 +51,88 @@ std::vector<float> shoreDistance(const Seabed& s, double level) {
   return d;
 }
 
+void makeOceanFieldsTexture(unsigned& texture, int n) {
+  if (texture) glDeleteTextures(1, &texture);
+  glCreateTextures(GL_TEXTURE_2D, 1, &texture);
+  int levels = 1;
+  while ((n >> levels) > 0) ++levels;
+  // Mipmapped: far away, many waves fall into a pixel and their slopes average out (without
+  // mipmaps the distant sea is noise).
+  glTextureStorage2D(texture, levels, GL_RGBA32F, n, n);
+  glTextureParameteri(texture, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
+  glTextureParameteri(texture, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  glTextureParameteri(texture, GL_TEXTURE_WRAP_S, GL_REPEAT);
+  glTextureParameteri(texture, GL_TEXTURE_WRAP_T, GL_REPEAT);
+}
+
+namespace {
+
+// The CPU worker's frames, uploaded when a new one is ready.
+class CpuOceanFields final : public OceanFields {
+ public:
+  explicit CpuOceanFields(const OceanParams& params) : worker_(params) {}
+  ~CpuOceanFields() override {
+    if (texture_) glDeleteTextures(1, &texture_);
+  }
+  const char* name() const override { return "cpu"; }
+  void setParams(const OceanParams& params) override { worker_.setParams(params); }
+  std::string error() const override { return worker_.error(); }
+  unsigned texture() const override { return texture_; }
+  double patchMetres() const override { return frame_.patchMetres; }
+
+  bool update(double seconds, bool synchronous) override {
+    worker_.request(seconds);
+    if (synchronous || frame_.time < 0) worker_.wait();  // the first frame always has fields
+    if (worker_.take(frame_)) {
+      const int n = frame_.size;
+      if (n != size_) {
+        makeOceanFieldsTexture(texture_, n);
+        size_ = n;
+      }
+      upload_.resize(size_t(n) * size_t(n) * 4);
+      for (size_t i = 0; i < size_t(n) * size_t(n); ++i) {
+        upload_[4 * i + 0] = frame_.slopeX[i];
+        upload_[4 * i + 1] = frame_.slopeY[i];
+        upload_[4 * i + 2] = frame_.dispX[i];
+        upload_[4 * i + 3] = frame_.dispY[i];
+      }
+      glTextureSubImage2D(texture_, 0, 0, 0, n, n, GL_RGBA, GL_FLOAT, upload_.data());
+      glGenerateTextureMipmap(texture_);
+    }
+    return texture_ != 0;
+  }
+
+ private:
+  OceanWorker worker_;
+  OceanFrame frame_;
+  std::vector<float> upload_;  // the fields interleaved for the texture (kept between frames)
+  unsigned texture_ = 0;
+  int size_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<OceanFields> makeCpuOceanFields(const OceanParams& params) {
+  return std::make_unique<CpuOceanFields>(params);
+}
+
 std::unique_ptr<OceanLayer> OceanLayer::create(const std::string& shaderDir, const Seabed& seabed,
-                                               const OceanParams& params, double level, std::string& error) {
+                                               const OceanParams& params, double level, const std::string& device,
+                                               std::string& error, std::string& note) {
   error.clear();
+  note.clear();
   if (seabed.width < 2 || seabed.height < 2 || seabed.metres.size() != size_t(seabed.width) * size_t(seabed.height))
     return nullptr;
   const std::vector<float> shore = shoreDistance(seabed, level);
   if (shore.empty()) return nullptr;  // no water at this level
   std::unique_ptr<OceanLayer> o(new OceanLayer());
   try {
-    o->worker_ = std::make_unique<OceanWorker>(params);
+#ifdef HF_HAVE_CUDA_OCEAN
+    if (device == "cuda") o->fields_ = makeCudaOceanFields(params, note);
+#else
+    if (device == "cuda") note = "this build has no CUDA ocean";
+#endif
+    if (!o->fields_) o->fields_ = makeCpuOceanFields(params);
   } catch (const std::exception& e) {
     error = std::string("ocean: ") + e.what();
     return nullptr;
@@ -101,51 +175,29 @@ std::unique_ptr<OceanLayer> OceanLayer::create(const std::string& shaderDir, con
 }
 
 OceanLayer::~OceanLayer() {
-  worker_.reset();  // before the GL objects: the thread never touches GL anyway
+  fields_.reset();
   if (program_) glDeleteProgram(program_);
   if (vao_) glDeleteVertexArrays(1, &vao_);
-  GLuint tex[2] = {fields_, shore_};
-  glDeleteTextures(2, tex);
+  if (shore_) glDeleteTextures(1, &shore_);
 }
 
 void OceanLayer::setParams(const OceanParams& params) {
   params_ = params;
-  worker_->setParams(params);
+  fields_->setParams(params);
 }
 
-std::string OceanLayer::error() const { return worker_->error(); }
+std::string OceanLayer::error() const { return fields_->error(); }
 
 void OceanLayer::draw(const OceanDraw& d) {
-  worker_->request(d.seconds);
-  if (d.synchronous || frame_.time < 0) worker_->wait();  // the first frame always has fields
-  if (worker_->take(frame_)) {
-    const int n = frame_.size;
-    if (n != fieldsSize_) {
-      if (fields_) glDeleteTextures(1, &fields_);
-      glCreateTextures(GL_TEXTURE_2D, 1, &fields_);
-      int levels = 1;
-      while ((n >> levels) > 0) ++levels;
-      // Mipmapped: far away, many waves fall into a pixel and their slopes average out
-      // (without mipmaps the distant sea is noise).
-      glTextureStorage2D(fields_, levels, GL_RGBA32F, n, n);
-      glTextureParameteri(fields_, GL_TEXTURE_MIN_FILTER, GL_LINEAR_MIPMAP_LINEAR);
-      glTextureParameteri(fields_, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-      glTextureParameteri(fields_, GL_TEXTURE_WRAP_S, GL_REPEAT);
-      glTextureParameteri(fields_, GL_TEXTURE_WRAP_T, GL_REPEAT);
-      fieldsSize_ = n;
-    }
-    upload_.resize(size_t(n) * size_t(n) * 4);
-    for (size_t i = 0; i < size_t(n) * size_t(n); ++i) {
-      upload_[4 * i + 0] = frame_.slopeX[i];
-      upload_[4 * i + 1] = frame_.slopeY[i];
-      upload_[4 * i + 2] = frame_.dispX[i];
-      upload_[4 * i + 3] = frame_.dispY[i];
-    }
-    glTextureSubImage2D(fields_, 0, 0, 0, n, n, GL_RGBA, GL_FLOAT, upload_.data());
-    glGenerateTextureMipmap(fields_);
+  bool ready = false;
+  try {
+    ready = fields_->update(d.seconds, d.synchronous);
+  } catch (const std::runtime_error& e) {  // a CUDA failure mid-flight: the CPU takes over
+    std::fprintf(stderr, "Note: ocean %s: %s; the fields come from the CPU\n", fields_->name(), e.what());
+    fields_ = makeCpuOceanFields(params_);
+    ready = fields_->update(d.seconds, d.synchronous);
   }
-  if (!fields_) return;
-
+  if (!ready) return;
   glUseProgram(program_);
   glUniformMatrix4fv(uViewProj_, 1, GL_FALSE, d.viewProj.data());
   glUniform4f(uPlane_, float(d.extentX), float(d.extentY), float(level_ * d.exaggeration), 0.0f);
@@ -155,14 +207,14 @@ void OceanLayer::draw(const OceanDraw& d) {
   glUniform4f(uShoreXform_, float(1.0 / (stepX_ * seabedW_)), float(0.5 / seabedW_),
               float(-1.0 / (stepY_ * seabedH_)), float((originY_ / stepY_ + 0.5) / seabedH_));
   glUniform1f(uShoreFade_, 3.0f);
-  glUniform1f(uPatch_, float(frame_.patchMetres));
+  glUniform1f(uPatch_, float(fields_->patchMetres()));
   glUniform1f(uChop_, 1.0f);
   glUniform3f(uFogColor_, d.fogColor[0], d.fogColor[1], d.fogColor[2]);
   glUniform1f(uFogDistance_, d.fogDistance);
   glUniform3f(uLightDir_, d.lightDir[0], d.lightDir[1], d.lightDir[2]);
   glUniform1i(uFields_, 2);
   glUniform1i(uShore_, 3);
-  glBindTextureUnit(2, fields_);
+  glBindTextureUnit(2, fields_->texture());
   glBindTextureUnit(3, shore_);
   glBindVertexArray(vao_);
   // Opaque, depth-tested against the terrain (which leaves out everything at or below the

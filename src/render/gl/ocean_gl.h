@@ -6,8 +6,9 @@
 // level, or nodata; a distance transform gives each water texel its distance to land, which
 // tints the water lighter towards coasts (the terrain's depth test hides it under land above
 // the level, so the coastline itself stays the terrain's). What it looks like: one quad at the water
-// level, shaded per pixel from the ocean fields (render/ocean/ocean.h, computed by an
-// OceanWorker thread on the CPU, uploaded as one RGBA32F texture when a new frame is ready).
+// level, shaded per pixel from the ocean fields (render/ocean/ocean.h) in one RGBA32F texture,
+// computed by an OceanWorker thread on the CPU and uploaded when a new frame is ready, or with
+// the cuda height strategy written there by the GPU (OceanFields below).
 // Drawn after the terrain, opaque; the terrain shader leaves out every fragment at or below the
 // water (uWater), so a flat sea at 0 m under water at 0 m cannot z-fight and the coastline is
 // the terrain's own contour at the water level.
@@ -30,6 +31,35 @@ struct Seabed {
   std::vector<float> metres;
 };
 
+// Where the fields texture comes from (one per OceanLayer, render thread only): the CPU
+// worker (every build: OceanWorker + an upload per new frame) or CUDA (ocean_cuda.cpp: the GPU
+// step of gpu/ocean_step.h on its own stream, writing into the texture through CUDA-GL interop;
+// nothing crosses PCIe per frame). Both give the same fields for the same time (tests).
+class OceanFields {
+ public:
+  virtual ~OceanFields() = default;
+  virtual const char* name() const = 0;  // "cpu" | "cuda"
+  // Applied from the next update; a new spectrum is made off the render thread and replaces
+  // the old one when ready (synchronous updates wait for it).
+  virtual void setParams(const OceanParams& params) = 0;
+  virtual std::string error() const = 0;  // the last parameter error ("" = none)
+  // Brings the texture to `seconds`: exactly when `synchronous`, else the newest fields ready
+  // (a frame late at most). False while there are none yet.
+  virtual bool update(double seconds, bool synchronous) = 0;
+  virtual unsigned texture() const = 0;  // RGBA32F (dh/dx, dh/dy, Dx, Dy), mipmapped, repeating
+  virtual double patchMetres() const = 0;
+};
+
+// Throws std::invalid_argument for bad parameters.
+std::unique_ptr<OceanFields> makeCpuOceanFields(const OceanParams& params);
+#ifdef HF_HAVE_CUDA_OCEAN
+// nullptr and a one-line `note` when CUDA cannot serve this context (no device, no interop).
+// Throws std::invalid_argument for bad parameters.
+std::unique_ptr<OceanFields> makeCudaOceanFields(const OceanParams& params, std::string& note);
+#endif
+// Allocates (or reallocates) `texture` as an n x n RGBA32F mipmapped repeating texture.
+void makeOceanFieldsTexture(unsigned& texture, int n);
+
 struct OceanDraw {
   std::array<float, 16> viewProj{};
   std::array<float, 3> eye{}, fogColor{}, lightDir{};
@@ -43,29 +73,30 @@ struct OceanDraw {
 class OceanLayer {
  public:
   // Needs a current context. nullptr with an empty error when there is no water at `level`;
-  // nullptr with an error when the shaders or the parameters are bad.
+  // nullptr with an error when the shaders or the parameters are bad. `device` "cuda" computes
+  // the fields with CUDA where this build and machine can (else, with a note, and for "cpu",
+  // on the CPU worker).
   static std::unique_ptr<OceanLayer> create(const std::string& shaderDir, const Seabed& seabed,
-                                            const OceanParams& params, double level, std::string& error);
+                                            const OceanParams& params, double level, const std::string& device,
+                                            std::string& error, std::string& note);
   ~OceanLayer();
   OceanLayer(const OceanLayer&) = delete;
   OceanLayer& operator=(const OceanLayer&) = delete;
 
-  void setParams(const OceanParams& params);  // applied by the worker from its next frame
-  std::string error() const;                  // the worker's last parameter error ("" = none)
+  void setParams(const OceanParams& params);  // applied from the next fields
+  std::string error() const;                  // the last parameter error ("" = none)
   double level() const { return level_; }
+  const char* device() const { return fields_->name(); }
   void draw(const OceanDraw& d);
 
  private:
   OceanLayer() = default;
-  std::unique_ptr<OceanWorker> worker_;
-  OceanFrame frame_;
-  std::vector<float> upload_;  // the fields interleaved for the texture (kept between frames)
+  std::unique_ptr<OceanFields> fields_;
   OceanParams params_;
   double level_ = 0;
   int seabedW_ = 0, seabedH_ = 0;
   double stepX_ = 1, stepY_ = 1, originY_ = 0;
-  unsigned program_ = 0, vao_ = 0, fields_ = 0, shore_ = 0;
-  int fieldsSize_ = 0;
+  unsigned program_ = 0, vao_ = 0, shore_ = 0;
   int uViewProj_ = -1, uPlane_ = -1, uEye_ = -1, uFields_ = -1, uShore_ = -1, uShoreXform_ = -1,
       uShoreFade_ = -1, uPatch_ = -1, uChop_ = -1, uFogColor_ = -1, uFogDistance_ = -1, uLightDir_ = -1;
 };

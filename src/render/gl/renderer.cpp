@@ -1069,7 +1069,12 @@ bool Renderer::Impl::oceanFor(double level, std::string& error) {
       }
   }
   ocean.reset();
-  ocean = OceanLayer::create(shaderDirectory, seabed, settings.oceanParams, level, error);
+  const std::string device = !settings.oceanDevice.empty()                 ? settings.oceanDevice
+                             : std::string(strategy.name()) == "cuda" ? "cuda"
+                                                                      : "cpu";
+  std::string note;
+  ocean = OceanLayer::create(shaderDirectory, seabed, settings.oceanParams, level, device, error, note);
+  if (!note.empty()) notes.push_back("ocean: " + note + "; the fields come from the CPU");
   return error.empty();
 }
 
@@ -1272,6 +1277,14 @@ bool Renderer::hasOcean() const {
   return impl_->ocean != nullptr;
 #else
   return false;
+#endif
+}
+
+std::string Renderer::oceanDevice() const {
+#ifdef HF_HAVE_OCEAN
+  return impl_->ocean ? impl_->ocean->device() : "";
+#else
+  return "";
 #endif
 }
 

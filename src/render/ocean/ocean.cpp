@@ -222,13 +222,11 @@ std::string OceanWorker::error() const {
   return error_;
 }
 
-namespace {
-bool sameParams(const OceanParams& a, const OceanParams& b) {
+bool sameOceanParams(const OceanParams& a, const OceanParams& b) {
   return a.size == b.size && a.patchMetres == b.patchMetres && a.windSpeed == b.windSpeed &&
          a.windDirection == b.windDirection && a.choppiness == b.choppiness && a.amplitude == b.amplitude &&
          a.seed == b.seed;
 }
-}  // namespace
 
 void OceanWorker::run() {
   OceanFrame frame;
@@ -243,7 +241,7 @@ void OceanWorker::run() {
       p = params_;
       busy_ = true;
     }
-    const bool rebuild = !sameParams(p, built_);
+    const bool rebuild = !sameOceanParams(p, built_);
     std::string why;
     if (rebuild) {
       try {

@@ -50,6 +50,8 @@ struct OceanFrame {
 
 // False and a one-line error (naming the parameter) when OceanSimulation would refuse `params`.
 bool checkOceanParams(const OceanParams& params, std::string& error);
+// Whether two parameter sets give the same spectrum.
+bool sameOceanParams(const OceanParams& a, const OceanParams& b);
 
 // The time-independent part of one OceanParams, N x N in FFT order (row = y wavenumber index):
 // what OceanSimulation evaluates every frame on the CPU, and what the GPU path

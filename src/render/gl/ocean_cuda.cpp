@@ -1,8 +1,8 @@
 // ocean_cuda.cpp - the ocean's fields computed by CUDA straight into the GL texture (OceanFields
 // in ocean_gl.h; issue 14): the GPU step of gpu/ocean_step.h on the layer's own CUDA stream,
 // written through CUDA-GL interop (the texture is mapped for the step and unmapped before GL
-// samples it, so the driver orders the two), then mipmapped by GL. Nothing crosses PCIe per
-// frame. A parameter change makes the new spectrum on a helper thread (std::async) and installs
+// samples it, so the driver orders the two), then mipmapped by GL; two textures, so that CUDA
+// writes one while GL draws from the other. Nothing crosses PCIe per frame. A parameter change makes the new spectrum on a helper thread (std::async) and installs
 // it when ready; the old one animates meanwhile. Built with the cuda strategy (HF_HAVE_CUDA_OCEAN).
 #include <glad/gl.h>
 // After glad (which defines __gl_h_): cuda_gl_interop.h then does not pull in GL/gl.h.
@@ -34,39 +34,73 @@ class CudaOceanFields final : public OceanFields {
   ~CudaOceanFields() override {
     if (pending_.valid()) pending_.wait();
     CUDA_LOG(cudaStreamSynchronize(stream_.get()));
-    if (surface_) CUDA_LOG(cudaDestroySurfaceObject(surface_));
-    if (resource_) CUDA_LOG(cudaGraphicsUnregisterResource(resource_));
-    if (texture_) glDeleteTextures(1, &texture_);
+    for (Slot& slot : slots_) release(slot);
   }
   const char* name() const override { return "cuda"; }
   void setParams(const OceanParams& params) override { wanted_ = params; }
   std::string error() const override { return error_; }
-  unsigned texture() const override { return texture_; }
+  unsigned texture() const override { return slots_[front_].texture; }
   double patchMetres() const override { return patch_; }
 
+  // Synchronous (tests, screenshots, the first frame): the front texture gets the fields of
+  // `seconds` and is drawn at once. Otherwise the texture written during the previous frame
+  // becomes the front one (a frame late, like the CPU worker's) and the other one is written for
+  // `seconds` while GL draws: CUDA never writes a texture GL is about to sample in the same
+  // frame, so neither waits for the other.
   bool update(double seconds, bool synchronous) override {
     adoptSpectrum(synchronous);
-    CUDA_CHECK(cudaGraphicsMapResources(1, &resource_, stream_.get()));
-    cudaArray_t array = nullptr;
-    CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, resource_, 0, 0));
-    if (array != surfaceArray_) {  // the same array map after map in practice: one surface object
-      if (surface_) {
-        CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-        CUDA_CHECK(cudaDestroySurfaceObject(surface_));
-      }
-      cudaResourceDesc r{};
-      r.resType = cudaResourceTypeArray;
-      r.res.array.array = array;
-      CUDA_CHECK(cudaCreateSurfaceObject(&surface_, &r));
-      surfaceArray_ = array;
+    if (synchronous || !slots_[front_].written) {
+      write(slots_[front_], seconds);
+      glGenerateTextureMipmap(slots_[front_].texture);
+      slots_[1 - front_].written = false;
+      return true;
     }
-    step_->writeSurfaces(seconds, surface_, 0, stream_.get());
-    CUDA_CHECK(cudaGraphicsUnmapResources(1, &resource_, stream_.get()));
-    glGenerateTextureMipmap(texture_);
+    Slot& back = slots_[1 - front_];
+    if (back.written) {
+      front_ = 1 - front_;
+      glGenerateTextureMipmap(slots_[front_].texture);
+    }
+    slots_[1 - front_].written = false;
+    write(slots_[1 - front_], seconds);
     return true;
   }
 
  private:
+  struct Slot {
+    unsigned texture = 0;
+    cudaGraphicsResource_t resource = nullptr;
+    cudaArray_t surfaceArray = nullptr;
+    cudaSurfaceObject_t surface = 0;
+    bool written = false;  // holds fields not yet drawn from
+  };
+
+  void write(Slot& slot, double seconds) {
+    CUDA_CHECK(cudaGraphicsMapResources(1, &slot.resource, stream_.get()));
+    cudaArray_t array = nullptr;
+    CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, slot.resource, 0, 0));
+    if (array != slot.surfaceArray) {  // the same array map after map in practice: one surface object
+      if (slot.surface) {
+        CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+        CUDA_CHECK(cudaDestroySurfaceObject(slot.surface));
+      }
+      cudaResourceDesc r{};
+      r.resType = cudaResourceTypeArray;
+      r.res.array.array = array;
+      CUDA_CHECK(cudaCreateSurfaceObject(&slot.surface, &r));
+      slot.surfaceArray = array;
+    }
+    step_->writeSurfaces(seconds, slot.surface, 0, stream_.get());
+    CUDA_CHECK(cudaGraphicsUnmapResources(1, &slot.resource, stream_.get()));
+    slot.written = true;
+  }
+
+  static void release(Slot& slot) {
+    if (slot.surface) CUDA_LOG(cudaDestroySurfaceObject(slot.surface));
+    if (slot.resource) CUDA_LOG(cudaGraphicsUnregisterResource(slot.resource));
+    if (slot.texture) glDeleteTextures(1, &slot.texture);
+    slot = Slot{};
+  }
+
   // A new spectrum for changed parameters: made off the render thread, installed when ready (or
   // at once when the update is synchronous).
   void adoptSpectrum(bool synchronous) {
@@ -91,21 +125,20 @@ class CudaOceanFields final : public OceanFields {
     step_ = std::make_unique<hfgpu::OceanStep>(view(s), float(p.choppiness));
     patch_ = p.patchMetres;
     if (s.size == size_) return;
-    if (surface_) CUDA_CHECK(cudaDestroySurfaceObject(surface_));
-    surface_ = 0;
-    surfaceArray_ = nullptr;
-    if (resource_) CUDA_CHECK(cudaGraphicsUnregisterResource(resource_));
-    resource_ = nullptr;
-    makeOceanFieldsTexture(texture_, s.size);
-    size_ = s.size;
-    const cudaError_t e =
-        cudaGraphicsGLRegisterImage(&resource_, texture_, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsSurfaceLoadStore);
-    if (e != cudaSuccess) {
-      (void)cudaGetLastError();
-      resource_ = nullptr;
-      throw std::runtime_error(std::string("cannot register the ocean texture with CUDA (") + cudaGetErrorName(e) +
-                               "; is the GL context on the CUDA device?)");
+    for (Slot& slot : slots_) {
+      release(slot);
+      makeOceanFieldsTexture(slot.texture, s.size);
+      const cudaError_t e = cudaGraphicsGLRegisterImage(&slot.resource, slot.texture, GL_TEXTURE_2D,
+                                                        cudaGraphicsRegisterFlagsSurfaceLoadStore);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        slot.resource = nullptr;
+        throw std::runtime_error(std::string("cannot register the ocean texture with CUDA (") + cudaGetErrorName(e) +
+                                 "; is the GL context on the CUDA device?)");
+      }
     }
+    size_ = s.size;
+    front_ = 0;
   }
 
   OceanParams wanted_, built_, pendingParams_;
@@ -113,12 +146,10 @@ class CudaOceanFields final : public OceanFields {
   std::string error_;
   hfgpu::Stream stream_;  // the layer's own stream
   std::unique_ptr<hfgpu::OceanStep> step_;
-  unsigned texture_ = 0;
+  Slot slots_[2];
+  int front_ = 0;  // the slot GL draws from
   int size_ = 0;
   double patch_ = 0;
-  cudaGraphicsResource_t resource_ = nullptr;
-  cudaArray_t surfaceArray_ = nullptr;
-  cudaSurfaceObject_t surface_ = 0;
 };
 
 }  // namespace

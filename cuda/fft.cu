@@ -34,10 +34,18 @@ constexpr unsigned maxThreadsFor() {
   return kColumns ? kMaxThreads : (FftPlan<N>::T > kRowThreads ? FftPlan<N>::T : kRowThreads);
 }
 
-template <uint32_t N, int S, bool kColumns>
+// What a row kernel does besides the complex FFT of its N points (fft_core.h, "real transforms").
+enum Mode : int {
+  kComplex = 0,
+  kRealForward = 1,  // rows of 2N reals in, N + 1 complex out (forward)
+  kRealInverse = 2,  // rows of N + 1 complex in, 2N reals out (inverse)
+};
+
+template <uint32_t N, int S, bool kColumns, int kMode = kComplex>
 __global__ void __launch_bounds__(maxThreadsFor<N, kColumns>())
     fftLines(const Cpx* in, Cpx* out,  // may alias: every load of a line comes before its first store
              uint64_t lines, uint32_t nx) {
+  static_assert(kMode == kComplex || !kColumns, "real transforms are row transforms");
   using P = FftPlan<N>;
   constexpr int R = P::R;
   constexpr uint32_t T = P::T;
@@ -47,13 +55,14 @@ __global__ void __launch_bounds__(maxThreadsFor<N, kColumns>())
   const uint32_t L = kColumns ? blockDim.x : blockDim.y;
   const uint64_t line = uint64_t(blockIdx.x) * L + lineInBlock;
   const bool active = line < lines;
-  uint64_t base, stride;
-  if constexpr (kColumns) {  // column c of array a: the launch keeps a block inside one array
+  uint64_t inBase, outBase, stride;
+  if constexpr (kColumns) {  // column c of array a (each thread finds its own)
     const uint64_t array = line / nx;
-    base = array * nx * N + (line - array * nx);
+    inBase = outBase = array * nx * N + (line - array * nx);
     stride = nx;
   } else {
-    base = line * N;
+    inBase = line * (kMode == kRealInverse ? N + 1 : N);
+    outBase = line * (kMode == kRealForward ? N + 1 : N);
     stride = 1;
   }
   auto shared = [&](uint32_t e) -> Cpx& {
@@ -68,12 +77,29 @@ __global__ void __launch_bounds__(maxThreadsFor<N, kColumns>())
 
   Cpx v[R];
 #pragma unroll
-  for (int m = 0; m < R; ++m) v[m] = active ? in[base + (t + T * uint32_t(m)) * stride] : Cpx{0.0f, 0.0f};
+  for (int m = 0; m < R; ++m) {
+    const uint32_t e = t + T * uint32_t(m);
+    if (!active) {
+      v[m] = Cpx{0.0f, 0.0f};
+    } else if constexpr (kMode == kRealInverse) {
+      v[m] = realInverseInput(in[inBase + e], in[inBase + N - e], e, N);
+    } else {
+      v[m] = in[inBase + e * stride];
+    }
+  }
   passInRegisters<R, P::r0, S>(v, t, T, 1, gFftTwiddles);
   if constexpr (P::kPasses == 1) {
-    if (active)
+    // T == 1, ns == 1: the outputs are in order in the registers.
+    if (active) {
+      if constexpr (kMode == kRealForward) {
 #pragma unroll
-      for (int m = 0; m < R; ++m) out[base + uint64_t(m) * stride] = v[m];  // T == 1, ns == 1: in order
+        for (int m = 0; m < R; ++m) out[outBase + m] = realForwardOutput(v[m], v[(R - m) & (R - 1)], uint32_t(m), N);
+        out[outBase + N] = Cpx{v[0].x - v[0].y, 0.0f};
+      } else {
+#pragma unroll
+        for (int m = 0; m < R; ++m) out[outBase + uint64_t(m) * stride] = v[m];
+      }
+    }
   } else {
 #pragma unroll
     for (int m = 0; m < R; ++m) shared(passDestination<R, P::r0>(t, T, 1, m)) = v[m];
@@ -86,9 +112,24 @@ __global__ void __launch_bounds__(maxThreadsFor<N, kColumns>())
       passInRegisters<R, R, S>(v, t, T, ns, gFftTwiddles);
       if (p == P::kPasses - 1) {
         // ns == T: output m of the thread's butterfly goes to t + T m.
-        if (active)
+        if constexpr (kMode == kRealForward) {
+          // X[k] needs Z[N - k], which another thread holds: through shared memory once more.
+          barrier();
 #pragma unroll
-          for (int m = 0; m < R; ++m) out[base + (t + T * uint32_t(m)) * stride] = v[m];
+          for (int m = 0; m < R; ++m) shared(t + T * uint32_t(m)) = v[m];
+          barrier();
+          if (active) {
+#pragma unroll
+            for (int m = 0; m < R; ++m) {
+              const uint32_t k = t + T * uint32_t(m);
+              out[outBase + k] = realForwardOutput(v[m], shared((N - k) & (N - 1)), k, N);
+            }
+            if (t == 0) out[outBase + N] = Cpx{v[0].x - v[0].y, 0.0f};
+          }
+        } else if (active) {
+#pragma unroll
+          for (int m = 0; m < R; ++m) out[outBase + (t + T * uint32_t(m)) * stride] = v[m];
+        }
       } else {
         barrier();
 #pragma unroll
@@ -134,7 +175,7 @@ void ensureTwiddles(cudaStream_t stream) {
 // Lines per block: rows fill kRowThreads threads (whole warps at least); columns 16 (128-byte row
 // segments) where shared memory allows, fewer (down to 8) when that would leave SMs idle.
 template <uint32_t N, bool kColumns>
-uint32_t linesPerBlock(uint64_t lines, uint32_t nx) {
+uint32_t linesPerBlock(uint64_t lines) {
   using P = FftPlan<N>;
   const uint64_t busy = 2 * uint64_t(multiprocessors());
   const size_t lineBytes = P::kPasses == 1 ? 0 : size_t(P::kPadded) * sizeof(Cpx);
@@ -144,7 +185,6 @@ uint32_t linesPerBlock(uint64_t lines, uint32_t nx) {
     L = 16;
     while (L > 1 && (L * lineBytes > 140 * 1024 || L * P::T > kMaxThreads)) L /= 2;
     while (L > 8 && (lines + L - 1) / L < busy) L /= 2;
-    while (nx % L) L /= 2;  // a block stays inside one array
   } else {
     const uint32_t minimum = P::T >= 32 ? 1 : 32 / P::T;
     L = P::T >= kRowThreads ? 1 : kRowThreads / P::T;
@@ -153,35 +193,37 @@ uint32_t linesPerBlock(uint64_t lines, uint32_t nx) {
   return L;
 }
 
-template <uint32_t N, int S, bool kColumns>
+template <uint32_t N, int S, bool kColumns, int kMode = kComplex>
 void launchLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
   using P = FftPlan<N>;
-  const uint32_t L = linesPerBlock<N, kColumns>(lines, nx);
+  const uint32_t L = linesPerBlock<N, kColumns>(lines);
   const dim3 block = kColumns ? dim3(L, P::T) : dim3(P::T, L);
   const size_t bytes = P::kPasses == 1 ? 0 : size_t(L) * P::kPadded * sizeof(Cpx);
   const uint64_t blocks = (lines + L - 1) / L;
-  allowSharedMemory(reinterpret_cast<const void*>(&fftLines<N, S, kColumns>), bytes);
-  fftLines<N, S, kColumns><<<unsigned(blocks), block, bytes, stream>>>(in, out, lines, nx);
+  allowSharedMemory(reinterpret_cast<const void*>(&fftLines<N, S, kColumns, kMode>), bytes);
+  fftLines<N, S, kColumns, kMode><<<unsigned(blocks), block, bytes, stream>>>(in, out, lines, nx);
   CUDA_CHECK(cudaGetLastError());
 }
 
-template <int S, bool kColumns>
+template <int S, bool kColumns, int kMode = kComplex>
 void launchAnySize(uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
   switch (n) {
-    case 2: return launchLines<2, S, kColumns>(in, out, lines, nx, stream);
-    case 4: return launchLines<4, S, kColumns>(in, out, lines, nx, stream);
-    case 8: return launchLines<8, S, kColumns>(in, out, lines, nx, stream);
-    case 16: return launchLines<16, S, kColumns>(in, out, lines, nx, stream);
-    case 32: return launchLines<32, S, kColumns>(in, out, lines, nx, stream);
-    case 64: return launchLines<64, S, kColumns>(in, out, lines, nx, stream);
-    case 128: return launchLines<128, S, kColumns>(in, out, lines, nx, stream);
-    case 256: return launchLines<256, S, kColumns>(in, out, lines, nx, stream);
-    case 512: return launchLines<512, S, kColumns>(in, out, lines, nx, stream);
-    case 1024: return launchLines<1024, S, kColumns>(in, out, lines, nx, stream);
-    case 2048: return launchLines<2048, S, kColumns>(in, out, lines, nx, stream);
-    case 4096: return launchLines<4096, S, kColumns>(in, out, lines, nx, stream);
-    case 8192: return launchLines<8192, S, kColumns>(in, out, lines, nx, stream);
-    case 16384: return launchLines<16384, S, kColumns>(in, out, lines, nx, stream);
+    case 2: return launchLines<2, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 4: return launchLines<4, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 8: return launchLines<8, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 16: return launchLines<16, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 32: return launchLines<32, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 64: return launchLines<64, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 128: return launchLines<128, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 256: return launchLines<256, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 512: return launchLines<512, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 1024: return launchLines<1024, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 2048: return launchLines<2048, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 4096: return launchLines<4096, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 8192: return launchLines<8192, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 16384:
+      if constexpr (kMode == kComplex) return launchLines<16384, S, kColumns, kMode>(in, out, lines, nx, stream);
+      return;
     default: return;  // fft.cpp has checked the size
   }
 }
@@ -201,6 +243,16 @@ void launchFftRows(const void* in, void* out, uint32_t n, uint64_t rows, int sig
   if (rows == 0) return;
   launchSigned<false>(sign, n, static_cast<const Cpx*>(in), static_cast<Cpx*>(out), rows, n,
                       static_cast<cudaStream_t>(streamPtr));
+}
+
+void launchFftRealRows(const void* in, void* out, uint32_t n, uint64_t rows, int sign, void* streamPtr) {
+  if (rows == 0) return;
+  const cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
+  ensureTwiddles(stream);
+  if (sign < 0)
+    launchAnySize<-1, false, kRealForward>(n / 2, static_cast<const Cpx*>(in), static_cast<Cpx*>(out), rows, 0, stream);
+  else
+    launchAnySize<1, false, kRealInverse>(n / 2, static_cast<const Cpx*>(in), static_cast<Cpx*>(out), rows, 0, stream);
 }
 
 void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* streamPtr) {

@@ -36,4 +36,17 @@ void fftC2CAsync(const float2* in, float2* out, int n, int batch, FftSign sign, 
 // `batch` 2D transforms of row-major ny x nx arrays.
 void fft2dC2CAsync(const float2* in, float2* out, int nx, int ny, int batch, FftSign sign, cudaStream_t stream);
 
+// Real transforms, FFTW's and cuFFT's layout: a real row of n points (n a power of two 4..16384)
+// has n / 2 + 1 complex points, the rest being their conjugates; forward R2C, inverse C2R
+// (unnormalised: C2R after R2C gives n (or nx ny) times the input; the imaginary parts of the
+// first and last complex point of a row are ignored). `in` and `out` must not overlap.
+// 1D: `batch` rows back to back; `in` is only read.
+void fftR2CAsync(const float* in, float2* out, int n, int batch, cudaStream_t stream);
+void fftC2RAsync(const float2* in, float* out, int n, int batch, cudaStream_t stream);
+// 2D: row-major ny x nx reals <-> ny x (nx / 2 + 1) complex, `batch` arrays back to back. R2C
+// only reads `in`; C2R transforms the columns of `in` in place first (it is overwritten, as
+// cuFFT's C2R may overwrite its input).
+void fft2dR2CAsync(const float* in, float2* out, int nx, int ny, int batch, cudaStream_t stream);
+void fft2dC2RAsync(float2* in, float* out, int nx, int ny, int batch, cudaStream_t stream);
+
 }  // namespace hfgpu

@@ -279,6 +279,43 @@ HF_FFT_HD inline uint32_t passDestination(uint32_t t, uint32_t T, uint32_t ns, i
   return (j & ~(ns - 1)) * uint32_t(r) + (j & (ns - 1)) + i * ns;
 }
 
+// ---- real transforms ----
+
+// A real line of n = 2N points is transformed through one N-point complex FFT of
+// z[j] = x[2j] + i x[2j+1] (the real array read as complex), with one extra step that separates
+// the spectra of the even and odd samples (Numerical Recipes 12.3; FFTW's and cuFFT's layout:
+// n / 2 + 1 complex outputs, the rest being their conjugates).
+
+// exp(sign pi i k / N) = exp(sign 2 pi i k / n): sincospi on the device (k / N is exact).
+HF_FFT_HD inline Cpx halfTwiddle(int sign, uint32_t k, uint32_t N) {
+#ifdef __CUDA_ARCH__
+  float s, c;
+  sincospif(float(k) / float(N), &s, &c);
+  return Cpx{c, sign > 0 ? s : -s};
+#else
+  const double a = 3.14159265358979323846 * double(k) / double(N);
+  return Cpx{float(std::cos(a)), float(sign > 0 ? std::sin(a) : -std::sin(a))};
+#endif
+}
+
+// Forward (real to complex): X[k], k < N, from Z = FFT(z) at k and (N - k) mod N; X[N] is
+// (Re Z[0] - Im Z[0], 0).
+HF_FFT_HD inline Cpx realForwardOutput(Cpx zk, Cpx zn, uint32_t k, uint32_t N) {
+  const Cpx a = Cpx{zk.x + zn.x, zk.y - zn.y}, b = Cpx{zk.x - zn.x, zk.y + zn.y};  // zk +- conj(zn)
+  const Cpx wb = cmul(halfTwiddle(-1, k, N), b);
+  return Cpx{0.5f * (a.x + wb.y), 0.5f * (a.y - wb.x)};  // (a - i w b) / 2
+}
+
+// Inverse (complex to real, unnormalised like FFTW's c2r): the input of the N-point inverse FFT
+// at k < N from X[k] and X[N - k]; its output z[j] is (x[2j], x[2j+1]). The imaginary parts of
+// X[0] and X[N] are ignored, as FFTW does.
+HF_FFT_HD inline Cpx realInverseInput(Cpx xk, Cpx xn, uint32_t k, uint32_t N) {
+  if (k == 0) xk.y = xn.y = 0.0f;
+  const Cpx a = Cpx{xk.x + xn.x, xk.y - xn.y}, b = Cpx{xk.x - xn.x, xk.y + xn.y};  // xk +- conj(xn)
+  const Cpx wb = cmul(halfTwiddle(1, k, N), b);
+  return Cpx{a.x - wb.y, a.y + wb.x};  // a + i w b
+}
+
 // ---- the CPU reference ----
 
 // A line of points `stride` apart from `base` (a row: stride 1; a column of a row-major array:
@@ -345,6 +382,32 @@ inline void fftLineReference(const StridedLine& line, uint32_t n, int sign) {
     fftLineReferenceSigned<1>(line, n);
   else
     fftLineReferenceSigned<-1>(line, n);
+}
+
+}  // namespace hfgpu::detail
+
+namespace hfgpu::detail {
+
+// n real points (n = 2N, 4..16384) -> n / 2 + 1 complex, forward, as the kernel computes it.
+inline void fftRealForwardReference(const float* x, Cpx* out, uint32_t n) {
+  const uint32_t N = n / 2;
+  std::vector<Cpx> z(N);
+  for (uint32_t j = 0; j < N; ++j) z[j] = Cpx{x[2 * j], x[2 * j + 1]};
+  fftLineReference(StridedLine{z.data(), 1}, N, -1);
+  for (uint32_t k = 0; k < N; ++k) out[k] = realForwardOutput(z[k], z[(N - k) & (N - 1)], k, N);
+  out[N] = Cpx{z[0].x - z[0].y, 0.0f};
+}
+
+// n / 2 + 1 complex -> n real points, inverse, unnormalised, as the kernel computes it.
+inline void fftRealInverseReference(const Cpx* in, float* x, uint32_t n) {
+  const uint32_t N = n / 2;
+  std::vector<Cpx> z(N);
+  for (uint32_t k = 0; k < N; ++k) z[k] = realInverseInput(in[k], in[N - k], k, N);
+  fftLineReference(StridedLine{z.data(), 1}, N, 1);
+  for (uint32_t j = 0; j < N; ++j) {
+    x[2 * j] = z[j].x;
+    x[2 * j + 1] = z[j].y;
+  }
 }
 
 }  // namespace hfgpu::detail

@@ -9,6 +9,10 @@ namespace hfgpu::detail {
 // `rows` transforms of n contiguous complex floats (n a power of two, 2..16384), in -> out (may
 // be equal). sign -1 forward, +1 inverse.
 void launchFftRows(const void* in, void* out, uint32_t n, uint64_t rows, int sign, void* stream);
+// `rows` real transforms of n points (n a power of two, 4..16384; the complex side has n / 2 + 1
+// points per row): sign -1 forward (n floats in, n / 2 + 1 complex out), +1 inverse (the reverse,
+// unnormalised). in and out must not overlap.
+void launchFftRealRows(const void* in, void* out, uint32_t n, uint64_t rows, int sign, void* stream);
 // The columns (length ny, a power of two 2..16384) of `arrays` row-major ny x nx arrays back to
 // back, in place; nx is any row length.
 void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* stream);

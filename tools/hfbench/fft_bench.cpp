@@ -35,7 +35,8 @@ namespace {
 const char* kUsage =
     "usage: hfbench fft --json OUT.json [--repeat N] [--threads N] [--quick] [--gpu-only] [--note TEXT] [-q]\n"
     "  The shared-memory GPU FFT against cuFFT (same device, sizes, batches) and FFTW (single\n"
-    "  precision, N threads, default all cores): complex-to-complex, 1D batched and 2D; accuracy\n"
+    "  precision, N threads, default all cores): complex-to-complex, 1D batched and 2D, and the\n"
+    "  real kinds (r2c forward, c2r inverse); the ocean step at 512^2; accuracy\n"
     "  of both GPU results against FFTW in double precision. --quick: two tiny cases (tests).\n"
     "  --gpu-only: own kernels and cuFFT only (no FFTW timing, no terrain case: for tuning).";
 
@@ -116,8 +117,10 @@ class CuFft {
     planMany_ = reinterpret_cast<decltype(planMany_)>(dlsym(lib_, "cufftPlanMany"));
     setStream_ = reinterpret_cast<decltype(setStream_)>(dlsym(lib_, "cufftSetStream"));
     execC2C_ = reinterpret_cast<decltype(execC2C_)>(dlsym(lib_, "cufftExecC2C"));
+    execR2C_ = reinterpret_cast<decltype(execR2C_)>(dlsym(lib_, "cufftExecR2C"));
+    execC2R_ = reinterpret_cast<decltype(execC2R_)>(dlsym(lib_, "cufftExecC2R"));
     destroy_ = reinterpret_cast<decltype(destroy_)>(dlsym(lib_, "cufftDestroy"));
-    if (!planMany_ || !setStream_ || !execC2C_ || !destroy_) {
+    if (!planMany_ || !setStream_ || !execC2C_ || !execR2C_ || !execC2R_ || !destroy_) {
       dlclose(lib_);
       lib_ = nullptr;
     }
@@ -128,10 +131,10 @@ class CuFft {
   bool available() const { return lib_ != nullptr; }
 
   // A plan for `batch` transforms of dims (1 or 2 of them, slowest first), or 0 on failure.
-  cufftHandle plan(const std::vector<int>& dims, int batch, cudaStream_t stream) const {
+  cufftHandle plan(const std::vector<int>& dims, int batch, cudaStream_t stream, cufftType type = CUFFT_C2C) const {
     cufftHandle h = 0;
     std::vector<int> n = dims;
-    if (planMany_(&h, int(n.size()), n.data(), nullptr, 1, 0, nullptr, 1, 0, CUFFT_C2C, batch) != CUFFT_SUCCESS)
+    if (planMany_(&h, int(n.size()), n.data(), nullptr, 1, 0, nullptr, 1, 0, type, batch) != CUFFT_SUCCESS)
       return 0;
     setStream_(h, stream);
     return h;
@@ -140,6 +143,12 @@ class CuFft {
     return execC2C_(h, reinterpret_cast<cufftComplex*>(in), reinterpret_cast<cufftComplex*>(out),
                     sign < 0 ? CUFFT_FORWARD : CUFFT_INVERSE) == CUFFT_SUCCESS;
   }
+  bool execR2C(cufftHandle h, float* in, float2* out) const {
+    return execR2C_(h, in, reinterpret_cast<cufftComplex*>(out)) == CUFFT_SUCCESS;
+  }
+  bool execC2R(cufftHandle h, float2* in, float* out) const {
+    return execC2R_(h, reinterpret_cast<cufftComplex*>(in), out) == CUFFT_SUCCESS;
+  }
   void destroy(cufftHandle h) const { destroy_(h); }
 
  private:
@@ -147,12 +156,18 @@ class CuFft {
   cufftResult (*planMany_)(cufftHandle*, int, int*, int*, int, int, int*, int, int, cufftType, int) = nullptr;
   cufftResult (*setStream_)(cufftHandle, cudaStream_t) = nullptr;
   cufftResult (*execC2C_)(cufftHandle, cufftComplex*, cufftComplex*, int) = nullptr;
+  cufftResult (*execR2C_)(cufftHandle, cufftReal*, cufftComplex*) = nullptr;
+  cufftResult (*execC2R_)(cufftHandle, cufftComplex*, cufftReal*) = nullptr;
   cufftResult (*destroy_)(cufftHandle) = nullptr;
 };
+
+enum class Kind { C2C, R2C, C2R };
+const char* kindName(Kind k) { return k == Kind::C2C ? "c2c" : k == Kind::R2C ? "r2c" : "c2r"; }
 
 struct Case {
   std::vector<int> dims;  // [n] or [ny, nx]
   int batch = 1;
+  Kind kind = Kind::C2C;
 };
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -266,6 +281,131 @@ Result runCase(const Case& c, int repeat, int threads, bool withFftw, const CuFf
   return r;
 }
 
+double relativeRms(const std::vector<float>& got, const std::vector<double>& want) {
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    ref += want[i] * want[i];
+  }
+  return ref > 0 ? std::sqrt(err / ref) : 0;
+}
+
+// R2C (forward) or C2R (inverse, unnormalised) of `batch` arrays of dims (reals: the last
+// dimension n, complex: n / 2 + 1). C2R's input is the exact spectrum of random reals (FFTW
+// double r2c), so that the inputs are Hermitian as real data gives; 2D C2R overwrites its input
+// (ours and cuFFT's), so the accuracy run gets a fresh copy and the timed runs transform what is
+// left there.
+Result runRealCase(const Case& c, int repeat, int threads, bool withFftw, const CuFft& cufft, cudaStream_t stream) {
+  const bool forward = c.kind == Kind::R2C;
+  const int nx = c.dims.back(), ny = c.dims.size() == 2 ? c.dims[0] : 1;
+  const size_t realEach = size_t(nx) * size_t(ny), cpxEach = size_t(nx / 2 + 1) * size_t(ny);
+  const size_t realCount = realEach * size_t(c.batch), cpxCount = cpxEach * size_t(c.batch);
+  std::vector<double> x(realCount);
+  std::mt19937 rng{uint32_t(realCount + 7)};
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (double& v : x) v = u(rng);
+  std::vector<int> n = c.dims;
+  // Reference spectrum (double) and, for C2R, the reference output (double c2r of it).
+  std::vector<std::complex<double>> spectrum(cpxCount);
+  {
+    std::vector<double> copy = x;
+    fftw_plan plan = fftw_plan_many_dft_r2c(int(n.size()), n.data(), c.batch, copy.data(), nullptr, 1, int(realEach),
+                                            reinterpret_cast<fftw_complex*>(spectrum.data()), nullptr, 1,
+                                            int(cpxEach), FFTW_ESTIMATE);
+    fftw_execute(plan);
+    fftw_destroy_plan(plan);
+  }
+  std::vector<double> inverse;
+  if (!forward) {
+    inverse.resize(realCount);
+    std::vector<std::complex<double>> copy = spectrum;
+    fftw_plan plan = fftw_plan_many_dft_c2r(int(n.size()), n.data(), c.batch, reinterpret_cast<fftw_complex*>(copy.data()),
+                                            nullptr, 1, int(cpxEach), inverse.data(), nullptr, 1, int(realEach),
+                                            FFTW_ESTIMATE);
+    fftw_execute(plan);
+    fftw_destroy_plan(plan);
+  }
+  std::vector<float> realHost(realCount);
+  std::vector<float2> cpxHost(cpxCount);
+  for (size_t i = 0; i < realCount; ++i) realHost[i] = float(x[i]);
+  for (size_t i = 0; i < cpxCount; ++i) cpxHost[i] = float2{float(spectrum[i].real()), float(spectrum[i].imag())};
+  hfgpu::DeviceBuffer<float> real(realCount);
+  hfgpu::DeviceBuffer<float2> cpx(cpxCount);
+  auto upload = [&] {
+    if (forward) CUDA_CHECK(cudaMemcpy(real.get(), realHost.data(), realCount * sizeof(float), cudaMemcpyHostToDevice));
+    else CUDA_CHECK(cudaMemcpy(cpx.get(), cpxHost.data(), cpxCount * sizeof(float2), cudaMemcpyHostToDevice));
+  };
+  auto accuracy = [&] {
+    if (forward) {
+      std::vector<float2> got(cpxCount);
+      CUDA_CHECK(cudaMemcpy(got.data(), cpx.get(), cpxCount * sizeof(float2), cudaMemcpyDeviceToHost));
+      return relativeRms(got, spectrum);
+    }
+    std::vector<float> got(realCount);
+    CUDA_CHECK(cudaMemcpy(got.data(), real.get(), realCount * sizeof(float), cudaMemcpyDeviceToHost));
+    return relativeRms(got, inverse);
+  };
+  Result r;
+  auto own = [&] {
+    if (forward) {
+      if (ny > 1 || c.dims.size() == 2) hfgpu::fft2dR2CAsync(real.get(), cpx.get(), nx, ny, c.batch, stream);
+      else hfgpu::fftR2CAsync(real.get(), cpx.get(), nx, c.batch, stream);
+    } else {
+      if (c.dims.size() == 2) hfgpu::fft2dC2RAsync(cpx.get(), real.get(), nx, ny, c.batch, stream);
+      else hfgpu::fftC2RAsync(cpx.get(), real.get(), nx, c.batch, stream);
+    }
+  };
+  upload();
+  own();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  r.relOwn = accuracy();
+  r.ownMs = deviceMs(repeat, stream, own);
+  if (cufft.available()) {
+    const cufftHandle h = cufft.plan(c.dims, c.batch, stream, forward ? CUFFT_R2C : CUFFT_C2R);
+    if (h) {
+      bool ok = true;
+      auto run = [&] {
+        ok = (forward ? cufft.execR2C(h, real.get(), cpx.get()) : cufft.execC2R(h, cpx.get(), real.get())) && ok;
+      };
+      upload();
+      run();
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (ok) r.relCufft = accuracy();
+      r.cufftMs = deviceMs(repeat, stream, run);
+      if (!ok) r.cufftMs = r.relCufft = kNaN;
+      cufft.destroy(h);
+    }
+  }
+  if (!withFftw) {
+    r.fftwMs = kNaN;
+    return r;
+  }
+  fftwf_plan_with_nthreads(threads);
+  fftwf_set_timelimit(5.0);
+  float* a = fftwf_alloc_real(realCount);
+  fftwf_complex* b = fftwf_alloc_complex(cpxCount);
+  fftwf_plan plan =
+      forward ? fftwf_plan_many_dft_r2c(int(n.size()), n.data(), c.batch, a, nullptr, 1, int(realEach), b, nullptr, 1,
+                                        int(cpxEach), FFTW_MEASURE)
+              : fftwf_plan_many_dft_c2r(int(n.size()), n.data(), c.batch, b, nullptr, 1, int(cpxEach), a, nullptr, 1,
+                                        int(realEach), FFTW_MEASURE);
+  std::memcpy(a, realHost.data(), realCount * sizeof(float));
+  std::memcpy(b, cpxHost.data(), cpxCount * sizeof(float2));
+  fftwf_execute(plan);
+  std::vector<double> ms;
+  const int fftwRepeat = std::max(1, std::min(repeat, realCount >= (size_t(1) << 22) ? 5 : repeat));
+  for (int i = 0; i < fftwRepeat; ++i) {
+    Stopwatch watch;
+    fftwf_execute(plan);
+    ms.push_back(watch.seconds() * 1e3);
+  }
+  r.fftwMs = median(ms);
+  fftwf_destroy_plan(plan);
+  fftwf_free(a);
+  fftwf_free(b);
+  return r;
+}
+
 // One ocean step as the viewer runs it (gpu/ocean_step.h): h(k, t) at 512^2, the three packed
 // inverse FFTs, the fields and the height written into RGBA32F / R32F surfaces; NaN without the
 // ocean (no hf_ocean in this build).
@@ -357,7 +497,10 @@ int runFftCommand(int argc, char** argv) {
 
   std::vector<Case> cases;
   if (quick) {
-    cases = {Case{{64}, 4}, Case{{32, 32}, 2}};
+    cases.push_back(Case{{64}, 4});
+    cases.push_back(Case{{32, 32}, 2});
+    cases.push_back(Case{{64}, 4, Kind::R2C});
+    cases.push_back(Case{{32, 32}, 2, Kind::C2R});
   } else {
     for (int n : {256, 1024, 4096, 16384}) cases.push_back(Case{{n}, (1 << 22) / n});
     cases.push_back(Case{{256, 256}, 1});
@@ -366,6 +509,10 @@ int runFftCommand(int argc, char** argv) {
     cases.push_back(Case{{1024, 1024}, 1});
     cases.push_back(Case{{2048, 2048}, 1});
     cases.push_back(Case{{4096, 4096}, 1});
+    cases.push_back(Case{{1024}, 4096, Kind::R2C});
+    for (int n : {256, 1024, 4096}) cases.push_back(Case{{n, n}, 1, Kind::R2C});
+    cases.push_back(Case{{1024}, 4096, Kind::C2R});
+    for (int n : {256, 512, 1024, 2048, 4096, 16384}) cases.push_back(Case{{n, n}, 1, Kind::C2R});
   }
   fftwf_init_threads();
   const CuFft cufft;
@@ -373,7 +520,7 @@ int runFftCommand(int argc, char** argv) {
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   hfgpu::Stream stream;
   if (!quiet)
-    std::printf("hfbench fft on %s, cuFFT %s, FFTW %d threads\n%-12s %6s %10s %10s %10s %8s %11s %11s\n", prop.name,
+    std::printf("hfbench fft on %s, cuFFT %s, FFTW %d threads\n    %-12s %6s %10s %10s %10s %8s %11s %11s\n", prop.name,
                 cufft.available() ? "loaded" : "not found", threads, "dims", "batch", "own ms", "cuFFT ms", "FFTW ms",
                 "cuFFT/own", "rms own", "rms cuFFT");
   std::string out;
@@ -385,12 +532,13 @@ int runFftCommand(int argc, char** argv) {
   j.field("fftw_threads", threads).field("repeat", repeat).field("cufft_available", cufft.available());
   j.key("cases").beginArray();
   for (const Case& c : cases) {
-    const Result r = runCase(c, repeat, threads, !gpuOnly, cufft, stream.get());
+    const Result r = c.kind == Kind::C2C ? runCase(c, repeat, threads, !gpuOnly, cufft, stream.get())
+                                         : runRealCase(c, repeat, threads, !gpuOnly, cufft, stream.get());
     if (!quiet)
-      std::printf("%-12s %6d %10.4f %10.4f %10.3f %8.2f %11.3g %11.3g\n", dimsText(c.dims).c_str(), c.batch, r.ownMs,
+      std::printf("%s %-12s %6d %10.4f %10.4f %10.3f %8.2f %11.3g %11.3g\n", kindName(c.kind), dimsText(c.dims).c_str(), c.batch, r.ownMs,
                   r.cufftMs, r.fftwMs, r.cufftMs / r.ownMs, r.relOwn, r.relCufft);
     j.beginObject();
-    j.field("kind", "c2c");
+    j.field("kind", kindName(c.kind));
     j.key("dims").beginArray(true);
     for (int d : c.dims) j.value(d);
     j.endArray();

@@ -3,7 +3,8 @@
 # starts hfview on ARCHIVE in an Xvfb display (Mesa llvmpipe through GLX) with a debug GL
 # context, moves the mouse and presses keys, takes a screenshot of the screen, checks that it
 # shows terrain (varied colours where the terrain is) and the panel (dark, at the top left),
-# presses Esc and checks that hfview quits with status 0 and that KHR_debug reported no error.
+# measures between two clicks (the line drawn, the measurement printed), presses Esc and checks
+# that hfview quits with status 0 and that KHR_debug reported no error.
 # Exit 77 (ctest: skipped) when Xvfb, xdotool or ImageMagick's import/convert is missing.
 set -u
 HFVIEW=$1
@@ -61,6 +62,21 @@ for _ in $(seq 45); do
 done
 (( colours > 500 )) || fail "the window shows no terrain ($colours colours in its middle)"
 [[ -n $ok ]] || fail "no panel at the top left (mean grey $mean)"
+# The measure tool: M, two clicks on the terrain (apart in time: not a double click); hfview
+# prints the measurement and draws the line (its yellow) over the view.
+xdotool key --window "$win" m
+xdotool mousemove --window "$win" 560 300 click 1
+sleep 0.8
+xdotool mousemove --window "$win" 700 420 click 1
+line=0
+for _ in $(seq 20); do
+  sleep 1
+  import -window root "$work/measure.png" || fail "import could not take the screenshot"
+  line=$(convert "$work/measure.png" -fuzz 6% -fill white -opaque "rgb(255,220,40)" -fill black +opaque white \
+    -colorspace Gray -format '%[fx:round(mean*w*h)]' info:)
+  (( line > 200 )) && break
+done
+(( line > 200 )) || fail "no measure line drawn ($line yellow pixels)"
 xdotool key --window "$win" Escape
 for _ in $(seq 300); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$hpid" 2>/dev/null && fail "Esc did not quit hfview"
@@ -69,4 +85,5 @@ rc=$?
 hpid=""
 (( rc == 0 )) || fail "hfview exited with status $rc"
 grep -q "Note: GL debug: 0 errors" "$work/err" || fail "KHR_debug did not report 0 errors"
-echo "window test: OK ($colours colours, panel grey $mean)"
+grep -q "^hfview: measured .* horizontal" "$work/out" || { cat "$work/out"; fail "the measure tool printed no measurement"; }
+echo "window test: OK ($colours colours, panel grey $mean, measure line $line px: $(grep -m1 '^hfview: measured' "$work/out"))"

@@ -17,8 +17,10 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "archive/archive.h"
+#include "measure_tool.h"
 #include "render/camera/camera.h"
 #include "render/camera/camera_path.h"
 
@@ -83,9 +85,36 @@ struct KeyEvents {
   bool toggleMode = false, screenshot = false, togglePanel = false, resetCamera = false;
   bool quit = false;
   bool toggleRecord = false;  // F9
+  bool toggleMeasure = false;  // M
   double wheel = 0;
+  // Left clicks (press and release within a few pixels: not a drag), window coordinates.
+  struct Click {
+    double x, y;
+    bool isDouble;
+  };
+  std::vector<Click> clicks;
+  double pressX = 0, pressY = 0, lastClickTime = -1e9, lastClickX = 0, lastClickY = 0;
 };
 KeyEvents* g_keys = nullptr;
+
+void onMouseButton(GLFWwindow* win, int button, int action, int) {
+  if (!g_keys || button != GLFW_MOUSE_BUTTON_LEFT || ImGui::GetIO().WantCaptureMouse) return;
+  double x = 0, y = 0;
+  glfwGetCursorPos(win, &x, &y);
+  if (action == GLFW_PRESS) {
+    g_keys->pressX = x;
+    g_keys->pressY = y;
+    return;
+  }
+  if (action != GLFW_RELEASE || std::hypot(x - g_keys->pressX, y - g_keys->pressY) > 4) return;
+  const double now = glfwGetTime();
+  const bool isDouble =
+      now - g_keys->lastClickTime < 0.4 && std::hypot(x - g_keys->lastClickX, y - g_keys->lastClickY) < 6;
+  g_keys->clicks.push_back({x, y, isDouble});
+  g_keys->lastClickTime = isDouble ? -1e9 : now;  // a third click starts a new pair
+  g_keys->lastClickX = x;
+  g_keys->lastClickY = y;
+}
 
 void onKey(GLFWwindow*, int key, int, int action, int) {
   // ImGui's callback runs after this one (it chains to the user callback installed before it);
@@ -99,6 +128,7 @@ void onKey(GLFWwindow*, int key, int, int action, int) {
     case GLFW_KEY_R: g_keys->resetCamera = true; break;
     case GLFW_KEY_ESCAPE: g_keys->quit = true; break;
     case GLFW_KEY_F9: g_keys->toggleRecord = true; break;
+    case GLFW_KEY_M: g_keys->toggleMeasure = true; break;
     default: break;
   }
 }
@@ -169,6 +199,43 @@ struct PathRecording {
   }
 };
 
+// Double click: a short flight that ends looking at the clicked point from a quarter of the
+// distance (at least 150 m), eased in and out; any camera input takes over at once.
+struct Flight {
+  bool on = false;
+  hfr::Camera from, to;
+  double t0 = 0;
+  static constexpr double kSeconds = 0.8;
+
+  void start(const hfr::Camera& c, const std::array<double, 3>& target, double now) {
+    const double dx = target[0] - c.x, dy = target[1] - c.y, dz = target[2] - c.z;
+    const double dist = std::sqrt(dx * dx + dy * dy + dz * dz);
+    if (!(dist > 1e-6)) return;
+    const double keep = std::max(150.0, 0.25 * dist);
+    from = to = c;
+    to.x = target[0] - dx / dist * keep;
+    to.y = target[1] - dy / dist * keep;
+    to.z = target[2] - dz / dist * keep;
+    to.yaw = std::atan2(dy, dx) * 180.0 / 3.14159265358979323846;
+    to.pitch = std::atan2(dz, std::hypot(dx, dy)) * 180.0 / 3.14159265358979323846;
+    double turn = std::fmod(to.yaw - from.yaw + 540.0, 360.0) - 180.0;  // the short way round
+    to.yaw = from.yaw + turn;
+    t0 = now;
+    on = true;
+  }
+  void step(double now, hfr::CameraController& controller) {
+    const double t = std::clamp((now - t0) / kSeconds, 0.0, 1.0), s = t * t * (3 - 2 * t);
+    hfr::Camera c = to;
+    c.x = from.x + s * (to.x - from.x);
+    c.y = from.y + s * (to.y - from.y);
+    c.z = from.z + s * (to.z - from.z);
+    c.yaw = from.yaw + s * (to.yaw - from.yaw);
+    c.pitch = from.pitch + s * (to.pitch - from.pitch);
+    controller.setCamera(c);
+    on = t < 1;
+  }
+};
+
 std::string timestampedName() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
@@ -225,11 +292,14 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   KeyEvents keys;
   g_keys = &keys;
   PathRecording recording;
+  MeasureTool measure(archive);
+  Flight flight;
   recording.file = options.recordPath;
   recording.quiet = options.quiet;
   // Our callbacks first: ImGui's backend (install_callbacks = true) chains to them.
   glfwSetKeyCallback(win, onKey);
   glfwSetScrollCallback(win, onScroll);
+  glfwSetMouseButtonCallback(win, onMouseButton);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
@@ -329,6 +399,12 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     const hfr::Camera& c0 = controller.camera();
     const double ground = renderer->heightBounds(c0.x, c0.y, gmin, gmax) ? gmax : std::numeric_limits<double>::quiet_NaN();
     controller.update(dt, in, ground);
+    if (flight.on) {
+      const bool userMoves = in.forward || in.back || in.left || in.right || in.up || in.down ||
+                             (!in.uiWantsMouse && (in.lookButton || in.dragButton || in.wheel != 0));
+      if (userMoves) flight.on = false;
+      else flight.step(now, controller);
+    }
     if (keys.toggleRecord) recording.toggle(now);
     keys.toggleRecord = false;
     recording.frame(now, controller.camera());
@@ -369,6 +445,19 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     const double sx = ww > 0 ? double(fbw) / ww : 1, sy = wh > 0 ? double(fbh) / wh : 1;
     std::array<double, 3> hit{};
     const bool haveHit = !io.WantCaptureMouse && renderer->pick(cx * sx, cy * sy, hit);
+    // Clicks on the terrain: the measure tool's ends, or (double click) a flight to the point.
+    const double exagNow = renderer->settings().verticalExaggeration;
+    if (keys.toggleMeasure) measure.active = !measure.active;
+    keys.toggleMeasure = false;
+    for (const KeyEvents::Click& k : keys.clicks) {
+      std::array<double, 3> p{};
+      if (!renderer->pick(k.x * sx, k.y * sy, p)) continue;
+      if (measure.active) {
+        if (measure.click(p, exagNow) && !options.quiet) std::printf("hfview: %s\n", measure.summary().c_str());
+      }
+      else if (k.isDouble) flight.start(controller.camera(), p, now);
+    }
+    keys.clicks.clear();
 
     if (ui.showPanel) {
       ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
@@ -455,6 +544,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       } else {
         ImGui::Text("cursor: -");
       }
+      measure.panel();
       ImGui::Separator();
       ImGui::Text("tiles drawn %zu (wanted %zu, missing %zu), triangles %llu", st.tilesDrawn,
                   st.tilesWanted, st.tilesMissing, (unsigned long long)st.triangles);
@@ -523,6 +613,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::End();
     }
     recording.drawOverlay(now);
+    measure.overlay(*renderer, exagNow, sx > 0 ? 1.0 / sx : 1.0, sy > 0 ? 1.0 / sy : 1.0);
     ImGui::Render();
 
     // Present: the terrain FBO blitted to the window, the UI on top.
@@ -610,6 +701,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   ImGui::DestroyContext();
   glfwSetScrollCallback(win, nullptr);
   glfwSetKeyCallback(win, nullptr);
+  glfwSetMouseButtonCallback(win, nullptr);
   g_keys = nullptr;
   renderer.reset();
   if (options.glDebug) {

@@ -1243,6 +1243,19 @@ bool Renderer::pick(double px, double py, std::array<double, 3>& world) const {
   return unproject(m.lastViewProj, ndcX, ndcY, 2.0 * double(depth) - 1.0, world);
 }
 
+bool Renderer::project(const std::array<double, 3>& world, double& px, double& py) const {
+  const Impl& m = *impl_;
+  if (!m.haveLastFrame) return false;
+  const std::array<double, 16>& v = m.lastViewProj;  // column-major
+  const double cx = v[0] * world[0] + v[4] * world[1] + v[8] * world[2] + v[12];
+  const double cy = v[1] * world[0] + v[5] * world[1] + v[9] * world[2] + v[13];
+  const double cw = v[3] * world[0] + v[7] * world[1] + v[11] * world[2] + v[15];
+  if (!(cw > 1e-9)) return false;
+  px = (cx / cw + 1.0) * 0.5 * m.settings.width;
+  py = (1.0 - (cy / cw + 1.0) * 0.5) * m.settings.height;
+  return std::isfinite(px) && std::isfinite(py);
+}
+
 bool Renderer::heightBounds(double x, double y, double& minZ, double& maxZ) const {
   const Impl& m = *impl_;
   const LodPyramid& p = m.pyramid;

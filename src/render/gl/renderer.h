@@ -219,6 +219,10 @@ class Renderer {
   // The world point under FBO pixel (px, py) (origin top-left, as a cursor), from the depth of
   // the last frame(); false over the background. Reads one depth texel (a small sync).
   bool pick(double px, double py, std::array<double, 3>& world) const;
+  // World point (z with the exaggeration applied, as pick() returns it) -> framebuffer pixel
+  // (x right, y down) through the last frame's view-projection. False before the first frame
+  // or behind the camera.
+  bool project(const std::array<double, 3>& world, double& px, double& py) const;
   // Bounds of the terrain height at (x, y) from the finest archive tile covering it (tile
   // min/max in world z, exaggeration applied); false outside the archive.
   bool heightBounds(double x, double y, double& minZ, double& maxZ) const;

@@ -3,7 +3,8 @@
 # starts hfview on ARCHIVE in an Xvfb display (Mesa llvmpipe through GLX) with a debug GL
 # context, moves the mouse and presses keys, takes a screenshot of the screen, checks that it
 # shows terrain (varied colours where the terrain is) and the panel (dark, at the top left),
-# measures between two clicks (the line drawn, the measurement printed), presses Esc and checks
+# measures between two clicks (the line drawn, the measurement printed), saves a bookmark
+# (Ctrl+2: the bookmarks file written), presses Esc and checks
 # that hfview quits with status 0 and that KHR_debug reported no error.
 # Exit 77 (ctest: skipped) when Xvfb, xdotool or ImageMagick's import/convert is missing.
 set -u
@@ -42,6 +43,7 @@ cd "$work"
 # Under AddressSanitizer the leak check at exit would report the GL driver's (Mesa's) one-time
 # allocations and change the exit status; the in-process GL tests check the viewer's own code.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+export XDG_CONFIG_HOME="$work/config"  # bookmarks go here, not to the user's config
 timeout 120 "$HFVIEW" "$ARCHIVE" --size 960x600 --gl-debug --ocean on >"$work/out" 2>"$work/err" &
 hpid=$!
 win=$(timeout 60 xdotool search --sync --name '^hfview' | head -1)
@@ -77,6 +79,11 @@ for _ in $(seq 20); do
   (( line > 200 )) && break
 done
 (( line > 200 )) || fail "no measure line drawn ($line yellow pixels)"
+# A bookmark: Ctrl+2 keeps the view (in $XDG_CONFIG_HOME/hfview/bookmarks.json), 2 flies back.
+xdotool key --window "$win" ctrl+2
+xdotool key --window "$win" w w 2
+for _ in $(seq 20); do [[ -s "$work/config/hfview/bookmarks.json" ]] && break; sleep 0.5; done
+grep -q '"2"' "$work/config/hfview/bookmarks.json" 2>/dev/null || fail "Ctrl+2 saved no bookmark"
 xdotool key --window "$win" Escape
 for _ in $(seq 300); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$hpid" 2>/dev/null && fail "Esc did not quit hfview"

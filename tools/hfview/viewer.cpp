@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <limits>
 #include <ctime>
 #include <memory>
@@ -21,6 +23,7 @@
 
 #include "archive/archive.h"
 #include "measure_tool.h"
+#include "render/camera/bookmarks.h"
 #include "render/camera/camera.h"
 #include "render/camera/camera_path.h"
 
@@ -86,6 +89,7 @@ struct KeyEvents {
   bool quit = false;
   bool toggleRecord = false;  // F9
   bool toggleMeasure = false;  // M
+  int recallSlot = 0, saveSlot = 0;  // 1..9: fly to bookmark; Ctrl+1..9: save the view there
   double wheel = 0;
   // Left clicks (press and release within a few pixels: not a drag), window coordinates.
   struct Click {
@@ -116,10 +120,14 @@ void onMouseButton(GLFWwindow* win, int button, int action, int) {
   g_keys->lastClickY = y;
 }
 
-void onKey(GLFWwindow*, int key, int, int action, int) {
+void onKey(GLFWwindow*, int key, int, int action, int mods) {
   // ImGui's callback runs after this one (it chains to the user callback installed before it);
   // typing into a widget must not move the camera.
   if (!g_keys || action != GLFW_PRESS || ImGui::GetIO().WantCaptureKeyboard) return;
+  if (key >= GLFW_KEY_1 && key <= GLFW_KEY_9) {
+    ((mods & GLFW_MOD_CONTROL) ? g_keys->saveSlot : g_keys->recallSlot) = key - GLFW_KEY_0;
+    return;
+  }
   switch (key) {
     case GLFW_KEY_C: g_keys->toggleMode = true; break;
     case GLFW_KEY_F12:
@@ -223,6 +231,13 @@ struct Flight {
     t0 = now;
     on = true;
   }
+  void startTo(const hfr::Camera& c, const hfr::Camera& target, double now) {
+    from = c;
+    to = target;
+    to.yaw = from.yaw + std::fmod(to.yaw - from.yaw + 540.0, 360.0) - 180.0;
+    t0 = now;
+    on = true;
+  }
   void step(double now, hfr::CameraController& controller) {
     const double t = std::clamp((now - t0) / kSeconds, 0.0, 1.0), s = t * t * (3 - 2 * t);
     hfr::Camera c = to;
@@ -294,6 +309,14 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   PathRecording recording;
   MeasureTool measure(archive);
   Flight flight;
+  hfr::CameraBookmarks bookmarks;
+  std::string bookmarkMessage;
+  {
+    std::error_code ec;
+    const std::filesystem::path key = std::filesystem::absolute(options.archivePath, ec);
+    if (!bookmarks.load(hfr::CameraBookmarks::defaultFile(), ec ? options.archivePath : key.lexically_normal().string()))
+      std::fprintf(stderr, "Note: bookmarks: %s\n", bookmarks.error().c_str());
+  }
   recording.file = options.recordPath;
   recording.quiet = options.quiet;
   // Our callbacks first: ImGui's backend (install_callbacks = true) chains to them.
@@ -458,6 +481,19 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       else if (k.isDouble) flight.start(controller.camera(), p, now);
     }
     keys.clicks.clear();
+    // Bookmarks: Ctrl+1..9 keeps the view, 1..9 flies back to it.
+    if (keys.saveSlot) {
+      const bool saved = bookmarks.set(keys.saveSlot, controller.camera());
+      bookmarkMessage = "view saved as bookmark " + std::to_string(keys.saveSlot) +
+                        (saved ? "" : " (this session only: " + bookmarks.error() + ")");
+      if (!options.quiet) std::printf("hfview: %s\n", bookmarkMessage.c_str());
+    }
+    if (keys.recallSlot) {
+      if (const std::optional<hfr::Camera> c = bookmarks.get(keys.recallSlot)) flight.startTo(controller.camera(), *c, now);
+      else bookmarkMessage = "no bookmark " + std::to_string(keys.recallSlot) + " yet (Ctrl+" +
+                             std::to_string(keys.recallSlot) + " saves the view)";
+    }
+    keys.saveSlot = keys.recallSlot = 0;
 
     if (ui.showPanel) {
       ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
@@ -545,6 +581,13 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
         ImGui::Text("cursor: -");
       }
       measure.panel();
+      {
+        std::string have;
+        for (int k = 1; k <= hfr::CameraBookmarks::kSlots; ++k)
+          if (bookmarks.get(k)) have += (have.empty() ? "" : " ") + std::to_string(k);
+        ImGui::Text("bookmarks: %s (1..9 flies, Ctrl+1..9 saves)", have.empty() ? "none" : have.c_str());
+        if (!bookmarkMessage.empty()) ImGui::TextWrapped("  %s", bookmarkMessage.c_str());
+      }
       ImGui::Separator();
       ImGui::Text("tiles drawn %zu (wanted %zu, missing %zu), triangles %llu", st.tilesDrawn,
                   st.tilesWanted, st.tilesMissing, (unsigned long long)st.triangles);

@@ -577,6 +577,15 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
         ImGui::Text("cursor: height %.1f m", hit[2] / exag);
         ImGui::Text("  world %.1f, %.1f  sample %.1f, %.1f", hit[0], hit[1], col, row);
         ImGui::Text("  geo %.6f, %.6f%s", gx, gy, header.crsWkt.empty() ? " (no CRS)" : "");
+        // The drawn tile under the cursor: level-0 samples span N 2^level per tile.
+        const double n = double(header.tileSize() - 1);
+        for (const hfr::DrawTile& d : renderer->lastDrawn()) {
+          const double span = n * double(1u << d.level);
+          if (col >= d.x * span && col <= (d.x + 1) * span && row >= d.y * span && row <= (d.y + 1) * span) {
+            ImGui::Text("  tile level %d (%u, %u), drawn at ldr %d", d.level, d.x, d.y, d.centre);
+            break;
+          }
+        }
       } else {
         ImGui::Text("cursor: -");
       }

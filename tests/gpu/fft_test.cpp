@@ -141,7 +141,8 @@ TEST(GpuFft, TwoDimensionalSizesBatchesAndInPlace) {
     int nx, ny, batch;
   };
   Margin margin;
-  for (const Case c : {Case{2, 2, 1}, Case{64, 64, 3}, Case{256, 256, 1}, Case{512, 512, 5}, Case{1024, 1024, 1},
+  // 64^2 .. 512^2 run as one kernel per array (thread-block clusters) where the device allows.
+  for (const Case c : {Case{2, 2, 1}, Case{64, 64, 3}, Case{128, 128, 2}, Case{256, 256, 1}, Case{512, 512, 5}, Case{1024, 1024, 1},
                        Case{4096, 4096, 1}, Case{16384, 8, 2}, Case{8, 16384, 1}, Case{2048, 32, 4}})
     for (int sign : {-1, 1}) {
       SCOPED_TRACE(std::to_string(c.nx) + " x " + std::to_string(c.ny) + " batch " + std::to_string(c.batch) +

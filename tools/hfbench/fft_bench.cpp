@@ -229,7 +229,8 @@ Result runCase(const Case& c, int repeat, int threads, bool withFftw, const CuFf
   }
 
   hfgpu::DeviceBuffer<float2> in(count), out(count);
-  CUDA_CHECK(cudaMemcpy(in.get(), host.data(), count * sizeof(float2), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpyAsync(in.get(), host.data(), count * sizeof(float2), cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // the kernels run on a non-blocking stream
   std::vector<float2> result(count);
   auto own = [&] {
     if (c.dims.size() == 1)
@@ -331,9 +332,14 @@ Result runRealCase(const Case& c, int repeat, int threads, bool withFftw, const 
   for (size_t i = 0; i < cpxCount; ++i) cpxHost[i] = float2{float(spectrum[i].real()), float(spectrum[i].imag())};
   hfgpu::DeviceBuffer<float> real(realCount);
   hfgpu::DeviceBuffer<float2> cpx(cpxCount);
+  // On the timing stream and waited for: a pageable cudaMemcpy may return before its DMA ends,
+  // and the non-blocking stream would not wait for it.
   auto upload = [&] {
-    if (forward) CUDA_CHECK(cudaMemcpy(real.get(), realHost.data(), realCount * sizeof(float), cudaMemcpyHostToDevice));
-    else CUDA_CHECK(cudaMemcpy(cpx.get(), cpxHost.data(), cpxCount * sizeof(float2), cudaMemcpyHostToDevice));
+    if (forward)
+      CUDA_CHECK(cudaMemcpyAsync(real.get(), realHost.data(), realCount * sizeof(float), cudaMemcpyHostToDevice, stream));
+    else
+      CUDA_CHECK(cudaMemcpyAsync(cpx.get(), cpxHost.data(), cpxCount * sizeof(float2), cudaMemcpyHostToDevice, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
   };
   auto accuracy = [&] {
     if (forward) {

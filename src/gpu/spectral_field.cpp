@@ -15,7 +15,8 @@ namespace {
 
 // m = r n2 with n2 the largest power of two <= kFftMaxSize dividing m; false when r is not 1..4.
 bool split(int m, uint32_t& r, uint32_t& n2, int maxLine = kFftMaxSize) {
-  if (m < 16 || maxLine < 16 || maxLine > kFftMaxSize || (maxLine & (maxLine - 1)) != 0) return false;
+  // m <= 65535: the kernels' 2D grids have a row of blocks per line (cuda/spectral.cu).
+  if (m < 16 || m > 65535 || maxLine < 16 || maxLine > kFftMaxSize || (maxLine & (maxLine - 1)) != 0) return false;
   uint32_t p = 1;
   while (p < uint32_t(maxLine) && uint32_t(m) % (p * 2) == 0) p *= 2;
   r = uint32_t(m) / p;
@@ -45,7 +46,7 @@ bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<floa
   uint32_t r = 0, n2 = 0;
   if (!split(spec.m, r, n2, maxLinePoints)) {
     error = "GPU field: grid " + std::to_string(spec.m) + " is not 2^k or 2, 3, 4 x 2^k (2^k <= " +
-            std::to_string(kFftMaxSize) + ")";
+            std::to_string(kFftMaxSize) + ", at most 65535)";
     return false;
   }
   if (tile < 1 || tile > spec.m) {

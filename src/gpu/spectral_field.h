@@ -8,7 +8,7 @@
 // that c2r (1 on the columns kx = 0 and m/2, whose imaginary parts c2r ignores; 2 on the others;
 // 0 above m/2), transformed in float, and the real part of the top-left tile x tile corner is
 // copied back. m may be a power of two up to 16384 or r times one (r = 2, 3 or 4, the power of
-// two up to 16384; so up to 65536): such lines run as a radix-r step over global memory and r
+// two up to 16384), at most 65535 (the kernels' 2D grids): such lines run as a radix-r step over global memory and r
 // shared-memory transforms of m / r points (the "four-step" split), whose output order the crop
 // reads through.
 //

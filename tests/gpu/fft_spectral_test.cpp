@@ -125,7 +125,7 @@ TEST(SpectralFieldDevice, RefusesWhatItCannotDo) {
   EXPECT_FALSE(hfgpu::spectralGridSupported(163840));  // 10 x 16384
   EXPECT_TRUE(hfgpu::spectralGridSupported(49152));   // the 32769^2 terrain's grid
   EXPECT_TRUE(hfgpu::spectralGridSupported(24576));   // the 16385^2 terrain's
-  EXPECT_TRUE(hfgpu::spectralGridSupported(65536));
+  EXPECT_FALSE(hfgpu::spectralGridSupported(65536));  // 4 x 16384: above the 2D grids' 65535
   hfspectral::FieldSpec spec;
   spec.m = 96;
   std::vector<float> out;

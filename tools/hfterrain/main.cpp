@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "demio/hfr.h"
 #include "relief.h"
 #include "terrain.h"
@@ -39,93 +40,42 @@ struct Args {
   bool quiet = false;
 };
 
-constexpr const char* kUsage =
-    "Usage: hfterrain OUT.tif|OUT.hfr [--size N] [--seed S] [--max-height M] [--sea-fraction F]\n"
-    "                 [--device auto|cpu|cuda] [--imagery RELIEF.ppm] [-q]\n"
-    "  Synthesises the sample terrain (spectral fBm, river erosion, a flat sea) and writes it\n"
-    "  as UInt16 metres, UTM zone 5N, 30 m pixels, no nodata value: a GeoTIFF, or an .hfr dump\n"
-    "  (the GDAL-free raster hfpack reads everywhere) when OUT ends in .hfr.\n"
-    "  --size N          width = height in samples, 33..32769 (default 2049 = 16*128+1);\n"
-    "                    16385 needs about 12 GB of memory, 32769 about 60 GB\n"
-    "  --seed S          random seed (default 1); the same seed gives the same heights\n"
-    "  --max-height M    highest land point in metres (default 4000)\n"
-    "  --sea-fraction F  share of the area that is sea at 0 m (default 0.2)\n"
-    "  --device D        where the two spectral fields (FFTs) are made: cpu (FFTW, the\n"
-    "                    reference), cuda (the GPU: the same spectrum, float FFTs; the\n"
-    "                    heights agree with cpu's to rounding) or auto (default: cuda when this\n"
-    "                    build has it and a CUDA device is there, else cpu)\n"
-    "  --imagery P.ppm   also write the terrain's shaded relief (hypsometric tint + hill shade,\n"
-    "                    one pixel per sample) as a binary PPM, for hfpack --imagery\n"
-    "  -q                quiet: no progress bar\n"
-#ifndef HFTERRAIN_GDAL
-    "  (built without GDAL: writes .hfr only)\n"
-#endif
-    ;
-
 int error(const std::string& message) {
   std::fprintf(stderr, "Error: %s\n", message.c_str());
   return 1;
 }
 
-bool parseNumber(const char* text, double& value) {
-  char* end = nullptr;
-  errno = 0;
-  value = std::strtod(text, &end);
-  return errno == 0 && end != text && *end == '\0';
-}
-
 // Returns -1 to go on, else the exit status.
 int parseArgs(int argc, char** argv, Args& a) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](double& v) {
-      if (i + 1 >= argc || !parseNumber(argv[i + 1], v)) return false;
-      ++i;
-      return true;
-    };
-    double v = 0.0;
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (arg == "-q" || arg == "--quiet") {
-      a.quiet = true;
-    } else if (arg == "--size") {
-      if (!value(v) || v != static_cast<int>(v)) return error("--size needs an integer");
-      a.terrain.size = static_cast<int>(v);
-    } else if (arg == "--seed") {
-      if (i + 1 >= argc) return error("--seed needs a value");
-      char* end = nullptr;
-      errno = 0;
-      const unsigned long long s = std::strtoull(argv[++i], &end, 0);
-      if (errno != 0 || *end != '\0' || end == argv[i]) return error("--seed needs an integer");
-      a.terrain.seed = s;
-    } else if (arg == "--max-height") {
-      if (!value(v)) return error("--max-height needs a number");
-      a.terrain.maxHeight = v;
-    } else if (arg == "--sea-fraction") {
-      if (!value(v)) return error("--sea-fraction needs a number");
-      a.terrain.seaFraction = v;
-    } else if (arg == "--device") {
-      if (i + 1 >= argc) return error("--device needs auto, cpu or cuda");
-      a.device = argv[++i];
-      if (a.device != "auto" && a.device != "cpu" && a.device != "cuda")
-        return error("--device wants auto, cpu or cuda, got '" + a.device + "'");
-    } else if (arg == "--imagery") {
-      if (i + 1 >= argc || argv[i + 1][0] == '\0') return error("--imagery needs a file name (RELIEF.ppm)");
-      a.imagery = argv[++i];
-    } else if (!arg.empty() && arg[0] == '-') {
-      return error("unknown option " + arg + " (see --help)");
-    } else if (a.out.empty()) {
-      a.out = arg;
-    } else {
-      return error("more than one output file given");
-    }
-  }
-  if (a.out.empty()) {
-    std::fputs(kUsage, stderr);
-    return 1;
-  }
-  return -1;
+  CLI::App app{"Synthesises the sample terrain (spectral fBm, river erosion, a flat sea) and writes it as "
+               "UInt16 metres, UTM zone 5N, 30 m pixels, no nodata value: a GeoTIFF, or an .hfr dump (the "
+               "GDAL-free raster hfpack reads everywhere) when OUT ends in .hfr.",
+               "hfterrain"};
+  app.add_option("OUT", a.out, "OUT.tif or OUT.hfr")->required();
+  app.add_option("--size", a.terrain.size,
+                 "width = height in samples, 33..32769 (16385 needs about 12 GB of memory, 32769 about 60 GB)")
+      ->default_val(a.terrain.size);
+  app.add_option("--seed", a.terrain.seed, "random seed; the same seed gives the same heights")
+      ->default_val(a.terrain.seed);
+  app.add_option("--max-height", a.terrain.maxHeight, "highest land point in metres")->default_val(a.terrain.maxHeight);
+  app.add_option("--sea-fraction", a.terrain.seaFraction, "share of the area that is sea at 0 m")
+      ->default_val(a.terrain.seaFraction);
+  app.add_option("--device", a.device,
+                 "where the two spectral fields (FFTs) are made: cpu (FFTW, the reference), cuda (the GPU: the "
+                 "same spectrum, float FFTs; the heights agree with cpu's to rounding) or auto (cuda when this "
+                 "build has it and a CUDA device is there, else cpu)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->default_val(a.device);
+  app.add_option("--imagery", a.imagery,
+                 "also write the terrain's shaded relief (hypsometric tint + hill shade, one pixel per sample) as "
+                 "a binary PPM, for hfpack --imagery")
+      ->check([](const std::string& v) { return v.empty() ? std::string("needs a file name (RELIEF.ppm)") : std::string(); });
+  app.add_flag("-q,--quiet", a.quiet, "quiet: no progress bar");
+#ifndef HFTERRAIN_GDAL
+  app.footer("(built without GDAL: writes .hfr only)");
+#endif
+  int status = 0;
+  return hfcli::parse(app, argc, argv, status) ? -1 : status;
 }
 
 // UTM zone 5N (Hawaii); the tile's north-west corner at E 200000, N 2200000, 30 m pixels.

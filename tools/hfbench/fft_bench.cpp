@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "cli.h"
 #include "gpu/cuda_util.h"
 #include "gpu/fft.h"
 #include "gpu/spectral_field.h"
@@ -33,12 +34,10 @@ namespace hfbench {
 namespace {
 
 const char* kUsage =
-    "usage: hfbench fft --json OUT.json [--repeat N] [--threads N] [--quick] [--gpu-only] [--note TEXT] [-q]\n"
-    "  The shared-memory GPU FFT against cuFFT (same device, sizes, batches) and FFTW (single\n"
-    "  precision, N threads, default all cores): complex-to-complex, 1D batched and 2D, and the\n"
-    "  real kinds (r2c forward, c2r inverse); the ocean step at 512^2; accuracy\n"
-    "  of both GPU results against FFTW in double precision. --quick: two tiny cases (tests).\n"
-    "  --gpu-only: own kernels and cuFFT only (no FFTW timing, no terrain case: for tuning).";
+    "The shared-memory GPU FFT against cuFFT (same device, sizes, batches) and FFTW (single precision, "
+    "N threads): complex-to-complex, 1D batched and 2D, and the real kinds (r2c forward, c2r inverse); the "
+    "ocean step at 512^2; hfterrain's 16385^2 field on the GPU and the CPU; accuracy of both GPU results "
+    "against FFTW in double precision.";
 
 // hfterrain's base field for the 16385^2 terrain (tile + 2 x tile / 8 = 20481 samples on its
 // 24576 grid), as tools/hfterrain/terrain.cpp makes it: the GPU path (gpu/spectral_field.h:
@@ -461,37 +460,17 @@ int runFftCommand(int argc, char** argv) {
   std::string jsonPath, note;
   int repeat = 20, threads = int(std::max(1u, std::thread::hardware_concurrency()));
   bool quick = false, quiet = false, gpuOnly = false;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&](std::string& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "--json") {
-      if (!next(jsonPath) || jsonPath.empty()) return fail("--json needs a file name");
-    } else if (a == "--note") {
-      if (!next(note)) return fail("--note needs a text");
-    } else if (a == "--repeat" || a == "--threads") {
-      char* end = nullptr;
-      const long x = next(v) ? std::strtol(v.c_str(), &end, 10) : 0;
-      if (v.empty() || *end != '\0' || x < 1 || x > 1000) return fail(a + " needs an integer in 1..1000");
-      (a == "--repeat" ? repeat : threads) = int(x);
-    } else if (a == "--quick") {
-      quick = true;
-    } else if (a == "--gpu-only") {
-      gpuOnly = true;
-    } else if (a == "-q") {
-      quiet = true;
-    } else if (a == "--help" || a == "-h") {
-      std::printf("%s\n", kUsage);
-      return 0;
-    } else {
-      return fail("unknown option '" + a + "'");
-    }
-  }
-  if (jsonPath.empty()) return fail("--json OUT.json is required");
+  CLI::App app{kUsage, "hfbench fft"};
+  app.add_option("--json", jsonPath, "the results file (OUT.json)")->required()->check(
+      [](const std::string& v) { return v.empty() ? std::string("needs a file name") : std::string(); });
+  app.add_option("--repeat", repeat, "timed runs per case (median)")->check(CLI::Range(1, 1000))->default_val(repeat);
+  app.add_option("--threads", threads, "FFTW threads (default: all cores)")->check(CLI::Range(1, 1000))->default_val(threads);
+  app.add_flag("--quick", quick, "tiny cases only (tests)");
+  app.add_flag("--gpu-only", gpuOnly, "own kernels and cuFFT only: no FFTW, no terrain (tuning)");
+  app.add_option("--note", note, "a note for the results file (e.g. the commit)");
+  app.add_flag("-q", quiet, "no table on stdout");
+  int status = 0;
+  if (!hfcli::parse(app, argc - 1, argv + 1, status, 2)) return status;
   std::FILE* f = std::fopen(jsonPath.c_str(), "w");
   if (!f) return fail("cannot write " + jsonPath + ": " + std::strerror(errno));
   if (hfgpu::cudaDeviceCountOrZero() == 0) {

@@ -197,6 +197,21 @@ double deviceMs(int repeat, cudaStream_t stream, F&& f) {
   return median(ms);
 }
 
+// Median wall time of an FFTW plan (after one warm-up run; at most 5 runs for 4 M points or
+// more), then the plan destroyed.
+double fftwMedianMs(fftwf_plan plan, int repeat, size_t points) {
+  fftwf_execute(plan);
+  std::vector<double> ms;
+  const int runs = std::max(1, std::min(repeat, points >= (size_t(1) << 22) ? 5 : repeat));
+  for (int i = 0; i < runs; ++i) {
+    Stopwatch watch;
+    fftwf_execute(plan);
+    ms.push_back(watch.seconds() * 1e3);
+  }
+  fftwf_destroy_plan(plan);
+  return median(ms);
+}
+
 double relativeRms(const std::vector<float2>& got, const std::vector<std::complex<double>>& want) {
   double err = 0, ref = 0;
   for (size_t i = 0; i < got.size(); ++i) {
@@ -266,16 +281,7 @@ Result runCase(const Case& c, int repeat, int threads, bool withFftw, const CuFf
   fftwf_plan plan = fftwf_plan_many_dft(int(n.size()), n.data(), c.batch, a, nullptr, 1, int(each), b, nullptr, 1,
                                         int(each), FFTW_FORWARD, FFTW_MEASURE);
   std::memcpy(a, host.data(), count * sizeof(float2));  // MEASURE overwrote the arrays
-  fftwf_execute(plan);
-  std::vector<double> ms;
-  const int fftwRepeat = std::max(1, std::min(repeat, count >= (size_t(1) << 22) ? 5 : repeat));
-  for (int i = 0; i < fftwRepeat; ++i) {
-    Stopwatch watch;
-    fftwf_execute(plan);
-    ms.push_back(watch.seconds() * 1e3);
-  }
-  r.fftwMs = median(ms);
-  fftwf_destroy_plan(plan);
+  r.fftwMs = fftwMedianMs(plan, repeat, count);
   fftwf_free(a);
   fftwf_free(b);
   return r;
@@ -396,16 +402,7 @@ Result runRealCase(const Case& c, int repeat, int threads, bool withFftw, const 
                                         int(realEach), FFTW_MEASURE);
   std::memcpy(a, realHost.data(), realCount * sizeof(float));
   std::memcpy(b, cpxHost.data(), cpxCount * sizeof(float2));
-  fftwf_execute(plan);
-  std::vector<double> ms;
-  const int fftwRepeat = std::max(1, std::min(repeat, realCount >= (size_t(1) << 22) ? 5 : repeat));
-  for (int i = 0; i < fftwRepeat; ++i) {
-    Stopwatch watch;
-    fftwf_execute(plan);
-    ms.push_back(watch.seconds() * 1e3);
-  }
-  r.fftwMs = median(ms);
-  fftwf_destroy_plan(plan);
+  r.fftwMs = fftwMedianMs(plan, repeat, realCount);
   fftwf_free(a);
   fftwf_free(b);
   return r;

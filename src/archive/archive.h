@@ -20,6 +20,7 @@
 //   open everywhere; the writer always writes version 2.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -251,6 +252,11 @@ class ArchiveReader {
                   hfpac::Layers layers = hfpac::Layers::All) const;
   // "tile (L2, x3, y5)" for messages.
   std::string tileName(size_t tile) const;
+  // Asks the kernel to start reading these tiles' payload pages now (madvise MADV_WILLNEED):
+  // a loader calls it for the tiles queued behind the one it reads, so that reads from a cold
+  // disk overlap instead of faulting in one after another. Each tile is advised once until
+  // dropPageCache(); out-of-range indices are ignored. Thread-safe, no effect on the data.
+  void willNeed(const size_t* tiles, size_t count) const;
 
   // ---- imagery (empty / false for archives without it) ----
   bool hasImagery() const { return hasImagery_; }
@@ -285,6 +291,7 @@ class ArchiveReader {
   uint32_t capacity_ = 0;
   Header header_;
   std::vector<TileEntry> entries_;
+  std::unique_ptr<std::atomic<uint8_t>[]> advised_;  // willNeed() given, per tile
   std::vector<size_t> levelFirst_;  // levels + 1 entries
   bool hasImagery_ = false;
   ImageryHeader imagery_;

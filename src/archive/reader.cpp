@@ -26,6 +26,7 @@ void ArchiveReader::close() {
   size_ = 0;
   capacity_ = 0;
   entries_.clear();
+  advised_.reset();
   levelFirst_.clear();
   header_ = Header();
   hasImagery_ = false;
@@ -171,6 +172,7 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
     return fail("corrupt header strings");
 
   entries_.resize(tile_count);
+  advised_ = std::make_unique<std::atomic<uint8_t>[]>(tile_count);  // value-initialised: 0
   levelFirst_.assign(size_t(hd.levels) + 1, 0);
   const size_t raw_size = size_t(hd.tileSize()) * size_t(hd.tileSize()) * 2;
   for (uint32_t i = 0; i < tile_count; ++i) {
@@ -411,11 +413,26 @@ bool ArchiveReader::decodeTile(size_t tile, uint16_t* dst, std::string& error,
   return true;
 }
 
+void ArchiveReader::willNeed(const size_t* tiles, size_t count) const {
+  if (!map_ || !advised_) return;
+  static const long page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  for (size_t k = 0; k < count; ++k) {
+    const size_t t = tiles[k];
+    if (t >= entries_.size() || advised_[t].exchange(1, std::memory_order_relaxed)) continue;
+    const uint64_t first = entries_[t].offset / uint64_t(page) * uint64_t(page);
+    const uint64_t end = entries_[t].offset + entries_[t].size;
+    ::madvise(const_cast<uint8_t*>(map_) + first, size_t(end - first), MADV_WILLNEED);
+  }
+}
+
 bool ArchiveReader::dropPageCache(std::string& error) const {
   if (!map_) {
     error = "archive not open";
     return false;
   }
+  if (advised_)
+    for (size_t t = 0; t < entries_.size(); ++t) advised_[t].store(0, std::memory_order_relaxed);
   // Our own mapping first: mapped pages are not dropped from the page cache.
   ::madvise(const_cast<uint8_t*>(map_), size_t(size_), MADV_DONTNEED);
   const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);

@@ -266,13 +266,16 @@ class CudaStreamStrategy final : public StreamStrategy {
   void load() {
     for (;;) {
       size_t tile;
+      ReadAhead ahead;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
         if (stop_) return;
         tile = queue_.front();
         queue_.pop_front();
+        ahead.take(tile, queue_);
       }
+      ahead.advise(archive_);
       Loaded l = read(tile);
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.bytesRead += archive_.tiles()[tile].size;

@@ -260,6 +260,7 @@ class RawStreamStrategy final : public StreamStrategy {
       size_t tile;
       uint32_t slot;
       uint8_t* base;
+      ReadAhead ahead;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(lock, [&] { return stop_ || (!queue_.empty() && !free_.empty()); });
@@ -269,7 +270,9 @@ class RawStreamStrategy final : public StreamStrategy {
         slot = free_.back();
         free_.pop_back();
         base = mapBase_;
+        ahead.take(tile, queue_);
       }
+      ahead.advise(archive_);
       Done d{tile, slot, {}};
       if (!readTile(tile, base + size_t(slot) * tileBytes_, d.error)) {
         if (d.error.empty()) d.error = archive_.tileName(tile) + ": unreadable";

@@ -131,17 +131,22 @@ CpuStreamStrategy::~CpuStreamStrategy() {
   for (auto& t : threads_) t.join();
 }
 
+void ReadAhead::advise(const hfa::ArchiveReader& archive) const { archive.willNeed(tiles, count); }
+
 void CpuStreamStrategy::worker() {
   const size_t p = size_t(archive_.header().tileSize());
   for (;;) {
     size_t tile;
+    ReadAhead ahead;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (stop_) return;
       tile = queue_.front();
       queue_.pop_front();
+      ahead.take(tile, queue_);
     }
+    ahead.advise(archive_);
     // Read (mmap) and decode off the render thread; ArchiveReader is thread-safe after open().
     Done d;
     d.tile = tile;

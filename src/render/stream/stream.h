@@ -163,6 +163,24 @@ class StreamStrategy {
 
 // "cpu": payloads from the archive, hfpac::decode on `threads` worker threads (0 = hardware
 // concurrency - 1, at least 1). The archive must outlive the strategy.
+// The loaders' read-ahead: a loader that takes `tile` off its queue also copies the next tiles
+// queued behind it (under the queue's lock) and passes them all to ArchiveReader::willNeed
+// (outside it), so that reads from a cold disk overlap instead of faulting in one at a time.
+struct ReadAhead {
+  static constexpr size_t kTiles = 32;
+  size_t tiles[kTiles + 1];
+  size_t count = 0;
+  void take(size_t tile, const std::deque<size_t>& queue) {
+    tiles[0] = tile;
+    count = 1;
+    for (size_t t : queue) {
+      if (count > kTiles) break;
+      tiles[count++] = t;
+    }
+  }
+  void advise(const hfa::ArchiveReader& archive) const;  // stream.cpp
+};
+
 class CpuStreamStrategy final : public StreamStrategy {
  public:
   CpuStreamStrategy(const hfa::ArchiveReader& archive, int threads = 0);

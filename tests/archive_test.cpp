@@ -616,3 +616,34 @@ TEST(ReadLimiter, ArchiveReadsPassThroughItAndCacheCanBeDropped) {
   EXPECT_FALSE(closed.dropPageCache(error));
   EXPECT_EQ(closed.residentFraction(), -1.0);
 }
+
+// Read-ahead (the loaders' willNeed): every tile and indices past the end, twice, before and
+// after a page drop and on a closed reader; the payloads read afterwards are unchanged and
+// the pages it asked for are in memory.
+TEST(Archive, WillNeedReadsAheadWithoutChangingAnything) {
+  const fs::path dir = tempDir();
+  std::string error;
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(writeArchive(dir, "ahead.hfa", hfa::Codec::Hfpac), error)) << error;
+  std::vector<std::vector<uint8_t>> before;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  for (size_t t = 0; t < r.tiles().size(); ++t) {
+    ASSERT_TRUE(r.payload(t, data, size, error)) << error;
+    before.emplace_back(data, data + size);
+  }
+  std::vector<size_t> all;
+  for (size_t t = 0; t < r.tiles().size() + 3; ++t) all.push_back(t);  // 3 past the end
+  for (int round = 0; round < 2; ++round) {
+    r.willNeed(all.data(), all.size());
+    r.willNeed(all.data(), all.size());  // already advised: skipped
+    for (size_t t = 0; t < r.tiles().size(); ++t) {
+      ASSERT_TRUE(r.payload(t, data, size, error)) << error;
+      EXPECT_EQ(std::vector<uint8_t>(data, data + size), before[t]) << r.tileName(t);
+    }
+    EXPECT_GT(r.residentFraction(), 0.0);
+    ASSERT_TRUE(r.dropPageCache(error)) << error;  // advised again in the next round
+  }
+  hfa::ArchiveReader closed;
+  closed.willNeed(all.data(), all.size());  // nothing to do, no crash
+}

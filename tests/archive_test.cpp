@@ -2,6 +2,9 @@
 // truncated / corrupted archives (every truncation length, random byte flips) that must give
 // one-line errors and never crash. No GDAL; meant to run under ASan+UBSan (label "archive").
 #include <gtest/gtest.h>
+#include <chrono>
+#include <fcntl.h>
+#include <sys/file.h>
 
 #include <unistd.h>
 
@@ -517,6 +520,41 @@ TEST(Archive, WriterLeavesNothingBehindOnAbortOrError) {
   EXPECT_FALSE(w.open((dir / "no_such_dir" / "x.hfa").string(), h, 1, error));
   EXPECT_NE(error.find("temporary"), std::string::npos) << error;
   EXPECT_TRUE(fs::is_empty(dir));
+  fs::remove_all(dir);
+}
+
+// A writer killed before finish() (kill -9) leaves PATH.tmp.*; the next writer of PATH removes
+// those no live writer holds (flock) once they are 2 s old, and nothing else.
+TEST(Archive, StaleTemporaryFilesAreRemovedByTheNextWriter) {
+  const fs::path dir = tempDir() / "stale";
+  fs::create_directories(dir);
+  auto make = [&](const std::string& name, bool old) {
+    const fs::path f = dir / name;
+    std::ofstream(f) << "partial archive";
+    if (old) fs::last_write_time(f, fs::file_time_type::clock::now() - std::chrono::minutes(5));
+    return f;
+  };
+  const fs::path stale = make("out.hfa.tmp.AAAAAA", true);
+  const fs::path held = make("out.hfa.tmp.BBBBBB", true);
+  const fs::path fresh = make("out.hfa.tmp.CCCCCC", false);
+  const fs::path other = make("other.hfa.tmp.DDDDDD", true);
+  const int heldFd = ::open(held.c_str(), O_RDONLY);
+  ASSERT_GE(heldFd, 0);
+  ASSERT_EQ(::flock(heldFd, LOCK_EX | LOCK_NB), 0);  // a writer that is still running
+  hfa::Header h;
+  h.tileLog = kLog;
+  h.width = 20;
+  h.height = 20;
+  h.levels = 1;
+  hfa::ArchiveWriter w;
+  std::string error;
+  ASSERT_TRUE(w.open((dir / "out.hfa").string(), h, 4, error)) << error;
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(held));
+  EXPECT_TRUE(fs::exists(fresh));
+  EXPECT_TRUE(fs::exists(other));
+  w.abort();
+  ::close(heldFd);
   fs::remove_all(dir);
 }
 

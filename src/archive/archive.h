@@ -190,6 +190,9 @@ class ArchiveWriter {
 
   // Creates the temporary file and reserves room for at most maxTiles index entries (and, with
   // imagery, maxImageryTiles imagery entries; imagery->levels is set from header.levels).
+  // The temporary file (PATH.tmp.XXXXXX) stays locked (flock) until finish() renames it; stale
+  // ones that writers killed before finishing left behind (unlocked, at least 2 s old) are
+  // removed here.
   bool open(const std::string& path, const Header& header, size_t maxTiles, std::string& error,
             const ImageryHeader* imagery = nullptr, size_t maxImageryTiles = 0);
   // Appends one payload. Not thread-safe: callers serialise. entry.offset/size/crc/codec are

@@ -8,6 +8,11 @@
 // in HF_SHARED_DEM_DIR and the sierra mosaic, label "slow"). Without GDAL (HFPACK_GDAL unset,
 // the GPU machine's build) only the tests on synthetic .hfr inputs are built.
 #include <gtest/gtest.h>
+#include <random>
+#include <chrono>
+#include <thread>
+#include <fcntl.h>
+#include <signal.h>
 
 #ifdef HFPACK_GDAL
 #include <gdal.h>
@@ -1009,6 +1014,77 @@ TEST(Hfterrain, ImageryIsTheTerrainsReliefAndPacks) {
   EXPECT_EQ(vr.imageryCompared, vr.imageryTiles);
   EXPECT_GT(vr.imageryMinPsnr, 30.0);
 }
+// Interrupted packs leave nothing (issue 16): hfpack killed with SIGKILL at 20 random moments
+// while it overwrites an archive; after each kill the output is either absent or the complete
+// previous file (the writer renames a finished temporary file into place), and the next
+// complete pack, once the leftovers are older than the 2 s a writer is given between creating
+// and locking its temporary file (simulated: their times are set back), removes every
+// temporary file the killed ones left.
+TEST(Hfpack, KilledAtAnyMomentLeavesTheOldArchiveOrNothing) {
+  TempDir dir;
+  const std::string terrain = dir / "t.hfr", out = dir / "out.hfa";
+  ASSERT_EQ(std::system((std::string(HFTERRAIN_BINARY) + " " + terrain + " --size 1025 --seed 5 -q").c_str()), 0);
+  auto packArgv = [&](std::vector<std::string>& args) {
+    args = {HFPACK_BINARY, terrain, "-o", out, "-q"};
+  };
+  auto readAll = [](const std::string& f) {
+    std::ifstream in(f, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    return bytes.str();
+  };
+  auto runPack = [&](double killAfterSeconds) {  // < 0: run to the end
+    std::vector<std::string> args;
+    packArgv(args);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      if (devnull >= 0) {
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+      }
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    if (killAfterSeconds >= 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(killAfterSeconds));
+      ::kill(pid, SIGKILL);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  };
+  // The reference: a complete pack, and how long one takes.
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(runPack(-1), 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string reference = readAll(out);
+  ASSERT_FALSE(reference.empty());
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> moment(0.0, seconds * 1.2);
+  for (int k = 0; k < 20; ++k) {
+    if (k == 10) fs::remove(out);  // half of the kills with no previous archive
+    runPack(moment(rng));
+    if (fs::exists(out)) {
+      EXPECT_EQ(readAll(out), reference) << "kill " << k << ": a partial archive in place";
+    }
+  }
+  size_t left = 0;
+  for (const auto& e : fs::directory_iterator(dir.path)) {
+    if (e.path().filename().string().rfind("out.hfa.tmp.", 0) != 0) continue;
+    ++left;
+    fs::last_write_time(e.path(), fs::file_time_type::clock::now() - std::chrono::minutes(1));
+  }
+  std::printf("[ kills    ] 20 kills over %.2f s packs left %zu temporary files\n", seconds, left);
+  ASSERT_EQ(runPack(-1), 0);
+  EXPECT_EQ(readAll(out), reference);
+  for (const auto& e : fs::directory_iterator(dir.path))
+    EXPECT_EQ(e.path().filename().string().rfind("out.hfa.tmp.", 0), std::string::npos) << e.path() << " left behind";
+}
+
 #endif  // HFTERRAIN_BINARY
 
 #else  // HFPACK_SLOW

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -52,7 +54,13 @@ bool plotFrameTimes(const std::string& png, const std::string& title,
     return false;
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
+  pid_t waited;
+  do waited = ::waitpid(pid, &status, 0);
+  while (waited < 0 && errno == EINTR);  // only an interrupted wait is retried
+  if (waited < 0) {
+    std::remove(errFile.c_str());
+    error = "lost the plot process (" + std::string(std::strerror(errno)) + ")";
+    return false;
   }
   std::ifstream in(errFile);
   std::stringstream text;

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# window_test.sh HFVIEW ARCHIVE - hfview's window path under a virtual X server (issue 15):
+# window_test.sh HFVIEW ARCHIVE [DEM] - hfview's window path under a virtual X server (issue 15):
 # starts hfview on ARCHIVE in an Xvfb display (Mesa llvmpipe through GLX) with a debug GL
 # context, moves the mouse and presses keys, takes a screenshot of the screen, checks that it
 # shows terrain (varied colours where the terrain is) and the panel (dark, at the top left),
 # measures between two clicks (the line drawn, the measurement printed), saves a bookmark
 # (Ctrl+2: the bookmarks file written), presses Esc and checks
 # that hfview quits with status 0 and that KHR_debug reported no error.
+# With DEM (larger than hfview's preview, 1025 samples): `hfview DEM` in an empty cache opens the
+# window at once, shows the preview, then the full archive when the background pack is done
+# (terrain on the screen, no GL error, Esc quits), and a second start opens it from the cache.
 # Exit 77 (ctest: skipped) when Xvfb, xdotool or ImageMagick's import/convert is missing.
 set -u
 HFVIEW=$1
 ARCHIVE=$2
+DEM=${3:-}
 for tool in Xvfb xdotool import convert; do
   command -v "$tool" >/dev/null || { echo "skipped: no $tool (apt-get install xvfb xdotool imagemagick)"; exit 77; }
 done
@@ -24,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 fail() {
   echo "FAIL: $*"
-  echo "--- hfview stderr:"; cat "$work/err" 2>/dev/null
+  echo "--- hfview stderr:"; cat "$work/err" "$work/err2" 2>/dev/null
   exit 1
 }
 
@@ -94,3 +98,36 @@ hpid=""
 grep -q "Note: GL debug: 0 errors" "$work/err" || fail "KHR_debug did not report 0 errors"
 grep -q "^hfview: measured .* horizontal" "$work/out" || { cat "$work/out"; fail "the measure tool printed no measurement"; }
 echo "window test: OK ($colours colours, panel grey $mean, measure line $line px: $(grep -m1 '^hfview: measured' "$work/out"))"
+
+[[ -n $DEM ]] || exit 0
+[[ -r $DEM ]] || { echo "window test (DEM): skipped, no $DEM"; exit 0; }
+export XDG_CACHE_HOME="$work/cache"
+timeout 180 "$HFVIEW" "$DEM" --size 800x500 --gl-debug --ocean off >"$work/out2" 2>"$work/err2" &
+hpid=$!
+win=$(timeout 60 xdotool search --sync --name '^hfview' | head -1)
+[[ -n $win ]] || fail "hfview DEM: no window within 60 s"
+for _ in $(seq 240); do grep -q "^hfview: packed " "$work/out2" && break; sleep 0.5; done
+grep -q "^hfview: opened .*\.preview\.hfa" "$work/out2" || { cat "$work/out2"; fail "hfview DEM: no preview was opened"; }
+grep -q "^hfview: packed .*\.hfa in " "$work/out2" || { cat "$work/out2"; fail "hfview DEM: the full archive was not opened"; }
+colours=0
+for _ in $(seq 30); do
+  sleep 2
+  import -window root "$work/dem.png" || fail "import could not take the screenshot"
+  colours=$(convert "$work/dem.png" -crop 300x250+420+200 +repage -format '%k' info:)
+  (( colours > 300 )) && break
+done
+(( colours > 300 )) || fail "hfview DEM: no terrain on the screen ($colours colours)"
+xdotool key --window "$win" Escape
+for _ in $(seq 300); do kill -0 "$hpid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$hpid" 2>/dev/null && fail "hfview DEM: Esc did not quit"
+wait "$hpid"
+rc=$?
+hpid=""
+(( rc == 0 )) || fail "hfview DEM exited with status $rc"
+grep -q "Note: GL debug: 0 errors" "$work/err2" || fail "hfview DEM: KHR_debug did not report 0 errors"
+ls "$XDG_CACHE_HOME"/hfview/*.preview.hfa >/dev/null 2>&1 && fail "hfview DEM: the preview stayed in the cache"
+# The second start finds the archive in the cache.
+timeout 60 "$HFVIEW" "$DEM" --headless --screenshot "$work/again.png" --size 320x200 --ocean off >"$work/out3" 2>&1 ||
+  { cat "$work/out3"; fail "hfview DEM: the second start failed"; }
+grep -q "from the cache" "$work/out3" || { cat "$work/out3"; fail "hfview DEM: the second start packed again"; }
+echo "window test (DEM): OK (preview, then the full archive; $colours colours; reopened from the cache)"

@@ -31,6 +31,7 @@ void DemSource::close() {
   ds_ = band_ = maskBand_ = nullptr;
   info_ = Dem();
   measured_ = 0;
+  downsampled_ = false;
 }
 
 namespace {
@@ -93,6 +94,26 @@ GDALDatasetH assignGeoreferencing(GDALDatasetH ds, const std::string& srs, const
   return out;
 }
 
+// SourceOptions::maxSide: an in-memory VRT of `ds` with at most maxSide samples on its longer
+// side (the extent kept, averages of the covered samples); nullptr with an empty error when
+// `ds` is small enough already.
+GDALDatasetH downsampledVrt(GDALDatasetH ds, int maxSide, std::string& error) {
+  const int w = GDALGetRasterXSize(ds), h = GDALGetRasterYSize(ds);
+  if (w <= maxSide && h <= maxSide) return nullptr;
+  const double f = double(maxSide) / double(std::max(w, h));
+  std::vector<std::string> args = {"-of", "VRT", "-r", "average", "-outsize",
+                                   std::to_string(std::max(1, int(std::lround(w * f)))),
+                                   std::to_string(std::max(1, int(std::lround(h * f))))};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  GDALTranslateOptions* to = GDALTranslateOptionsNew(argv.data(), nullptr);
+  GDALDatasetH out = to ? GDALTranslate("", ds, to, nullptr) : nullptr;
+  if (to) GDALTranslateOptionsFree(to);
+  if (!out) error = gdalError("cannot read the input downsampled to " + std::to_string(maxSide) + " samples");
+  return out;
+}
+
 bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions& options,
                      std::string& error) {
   close();
@@ -111,6 +132,10 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
     }
     if (options.read.band != 1) {
       error = paths[0] + ": no band " + std::to_string(options.read.band) + " (an .hfr has one band)";
+      return false;
+    }
+    if (options.maxSide > 0) {
+      error = paths[0] + ": an .hfr dump cannot be read downsampled (--max-size); pack its source";
       return false;
     }
     std::string wkt;
@@ -176,6 +201,17 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
     }
     owned_.push_back(warped);
     ds = warped;
+  }
+  sourceWidth_ = GDALGetRasterXSize(ds);
+  sourceHeight_ = GDALGetRasterYSize(ds);
+  if (options.maxSide > 0) {
+    GDALDatasetH small = downsampledVrt(ds, options.maxSide, error);
+    if (!small && !error.empty()) return false;
+    if (small) {
+      owned_.push_back(small);
+      ds = small;
+      downsampled_ = true;
+    }
   }
   ds_ = ds;
   GDALRasterBandH band = GDALGetRasterBand(ds, options.read.band);

@@ -15,7 +15,7 @@
 // Several inputs are mosaicked with GDALBuildVRT (in memory, nothing written); aSrs / aUllr then
 // assign a CRS / bounds to the mosaic as gdal_translate -a_srs / -a_ullr do (an in-memory VRT;
 // for an .hfr the dump's georeferencing is replaced); tSrs finally reprojects with GDAL's warper
-// (GDALAutoCreateWarpedVRT, bilinear). Not thread-safe: one reader per thread.
+// (GDALAutoCreateWarpedVRT, bilinear) and maxSide downsamples. Not thread-safe: one reader per thread.
 #pragma once
 
 #include <cstddef>
@@ -39,6 +39,12 @@ struct SourceOptions {
   std::string aSrs;
   bool aUllr = false;
   double ullr[4] = {0, 0, 0, 0};
+  // Largest side in samples (0 = no limit): a larger raster (after aSrs / aUllr / tSrs) is read
+  // downsampled through an in-memory VRT (gdal_translate -outsize -r average; nodata is left out
+  // of the averages; the raster's overviews are used when it has them), keeping its extent: the
+  // geotransform's pixel size grows by the same factor. hfview packs such a preview first so a
+  // large DEM shows at once while the full pack runs. Not available for an .hfr input.
+  int maxSide = 0;
   // Called during open()'s range pass with a fraction 0..1; return false to cancel.
   std::function<bool(double)> progress;
 };
@@ -62,6 +68,11 @@ class DemSource {
   const Dem& info() const { return info_; }  // samples is empty
   int width() const { return info_.width; }
   int height() const { return info_.height; }
+  // SourceOptions::maxSide made open() read the raster downsampled (width() x height() is then
+  // the downsampled size; sourceWidth() x sourceHeight() the size before).
+  bool downsampled() const { return downsampled_; }
+  int sourceWidth() const { return downsampled_ ? sourceWidth_ : info_.width; }
+  int sourceHeight() const { return downsampled_ ? sourceHeight_ : info_.height; }
   std::string verticalUnits() const { return units_; }
   double bandScale() const { return scale_; }    // GDAL band scale (1 when unset)
   double bandOffset() const { return offset_; }  // GDAL band offset (0 when unset)
@@ -88,6 +99,8 @@ class DemSource {
   uint16_t lut_[256] = {};
   Dem info_;
   std::string units_;
+  bool downsampled_ = false;
+  int sourceWidth_ = 0, sourceHeight_ = 0;
   double scale_ = 1, offset_ = 0, measured_ = 0;
   std::vector<double> values_;
   std::vector<uint8_t> mask_, bytes_;

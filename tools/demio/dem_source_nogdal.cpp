@@ -11,6 +11,7 @@ void DemSource::close() {
   hfr_ = nullptr;
   info_ = Dem();
   measured_ = 0;
+  downsampled_ = false;
 }
 
 bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions& options,
@@ -30,6 +31,10 @@ bool DemSource::open(const std::vector<std::string>& paths, const SourceOptions&
   }
   if (options.read.band != 1) {
     error = paths[0] + ": no band " + std::to_string(options.read.band) + " (an .hfr has one band)";
+    return false;
+  }
+  if (options.maxSide > 0) {
+    error = paths[0] + ": an .hfr dump cannot be read downsampled (--max-size); pack its source";
     return false;
   }
   return openHfr(paths[0], error) && assignHfr("", options, error);

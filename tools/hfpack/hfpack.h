@@ -55,6 +55,9 @@ struct PackOptions {
   int gpuBatch = 2048;         // --device cuda: tiles per GPU encode call (over rows and levels)
   std::string tSrs;            // reproject with GDAL's warper
   int band = 1;
+  // --max-size N: the input read downsampled so that its longer side has at most N samples
+  // (0 = as it is; demio::SourceOptions::maxSide): a quick preview of a large DEM (hfview).
+  int maxSide = 0;
   ImageryOptions imagery;      // --imagery RASTER... (empty = heights only): imagery_tiles.h
   Progress progress;           // may be empty
   FILE* out = stdout;          // summary (nullptr = silent)
@@ -66,6 +69,10 @@ struct LevelSummary {
 
 struct PackResult {
   int width = 0, height = 0, levels = 0, tileSize = 0;
+  // PackOptions::maxSide read the input downsampled from sourceWidth x sourceHeight (else the
+  // same as width x height).
+  bool downsampled = false;
+  int sourceWidth = 0, sourceHeight = 0;
   uint64_t tiles = 0, rawBytes = 0, payloadBytes = 0, fileBytes = 0;
   uint64_t layerBytes[3] = {0, 0, 0};  // hfpac layer 1/2/3 bytes over all tiles
   uint64_t filledSamples = 0, validSamples = 0, sourceSamples = 0;

@@ -167,6 +167,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   so.read.band = o.band;
   so.read.quantStep = o.verticalScale;
   so.tSrs = o.tSrs;
+  so.maxSide = o.maxSide;
   so.aSrs = o.aSrs;
   so.aUllr = o.aUllr;
   std::copy(o.ullr, o.ullr + 4, so.ullr);
@@ -377,6 +378,9 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   // ---- summary ----
   result.width = d.width;
   result.height = d.height;
+  result.downsampled = source.downsampled();
+  result.sourceWidth = source.sourceWidth();
+  result.sourceHeight = source.sourceHeight();
   result.levels = h.levels;
   result.tileSize = p;
   for (const LevelSummary& ls : result.perLevel) {

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <cmath>
 
 #include "archive/archive.h"
 
@@ -112,11 +114,15 @@ void trim(const fs::path& dir, uint64_t maxBytes, const fs::path& keep) {
   }
 }
 
-// Runs hfpack with `args`; its stderr is collected (progress is on a terminal only, so the
-// pipe carries notes and errors). Returns the exit status, -1 if it could not start.
-int runHfpack(const std::string& hfpack, const std::vector<std::string>& args, std::string& stderrText) {
+// Runs hfpack with `args`, its stdout and stderr into one pipe read line by line: lines that
+// `onLine` takes (hfpack --progress-lines' "progress F") are consumed, the rest collected in
+// `text` (notes and errors). `child` holds the pid while it runs (PackJob's cancel sends it
+// SIGTERM: hfpack removes its output and exits). Returns the exit status, -1 if it could not
+// start.
+int runHfpack(const std::string& hfpack, const std::vector<std::string>& args, std::string& text,
+              const std::function<bool(const std::string&)>& onLine = {}, std::atomic<int>* child = nullptr) {
   int fds[2];
-  if (::pipe(fds) != 0) return -1;
+  if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -124,11 +130,8 @@ int runHfpack(const std::string& hfpack, const std::vector<std::string>& args, s
     return -1;
   }
   if (pid == 0) {
+    ::dup2(fds[1], 1);
     ::dup2(fds[1], 2);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    const int devnull = ::open("/dev/null", O_WRONLY);
-    if (devnull >= 0) ::dup2(devnull, 1);
     std::vector<char*> argv;
     argv.push_back(const_cast<char*>(hfpack.c_str()));
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -137,19 +140,34 @@ int runHfpack(const std::string& hfpack, const std::vector<std::string>& args, s
     std::fprintf(stderr, "Error: cannot run %s: %s\n", hfpack.c_str(), std::strerror(errno));
     ::_exit(127);
   }
+  if (child) child->store(int(pid));
   ::close(fds[1]);
   char buf[4096];
+  std::string line;
+  auto take = [&](const std::string& l) {
+    if (onLine && onLine(l)) return;
+    if (text.size() < (1u << 20)) text += l + "\n";
+  };
   for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
     if (n < 0) {
       if (errno == EINTR) continue;
       break;
     }
-    if (stderrText.size() < (1u << 20)) stderrText.append(buf, size_t(n));
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] != '\n') {
+        if (line.size() < 4096) line += buf[i];
+        continue;
+      }
+      take(line);
+      line.clear();
+    }
   }
+  if (!line.empty()) take(line);
   ::close(fds[0]);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  if (child) child->store(0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
@@ -177,8 +195,14 @@ bool isArchiveFile(const std::string& path) {
   return magic == hfa::kMagic;
 }
 
-bool archiveForDems(const DemCacheRequest& r, DemCacheResult& out, std::string& error) {
-  out = DemCacheResult{};
+namespace {
+
+// Where a request's archives live in the cache.
+struct CacheEntry {
+  fs::path dir, archive, preview;
+};
+
+bool locate(const DemCacheRequest& r, CacheEntry& e, std::string& error) {
   if (r.inputs.empty()) {
     error = "no DEM given";
     return false;
@@ -194,11 +218,12 @@ bool archiveForDems(const DemCacheRequest& r, DemCacheResult& out, std::string& 
     if (!describe(r.imagery, d, error)) return false;
     key += "\nimagery " + d;
   }
-  const fs::path dir = r.cacheDir.empty() ? fs::path(defaultCacheDir()) : fs::path(r.cacheDir);
+  for (const std::string& o : r.packOptions) key += "\noption " + o;
+  e.dir = r.cacheDir.empty() ? fs::path(defaultCacheDir()) : fs::path(r.cacheDir);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir)) {
-    error = "cannot use the cache folder " + dir.string() + ": " + (ec ? ec.message() : "not a folder");
+  fs::create_directories(e.dir, ec);
+  if (ec || !fs::is_directory(e.dir)) {
+    error = "cannot use the cache folder " + e.dir.string() + ": " + (ec ? ec.message() : "not a folder");
     return false;
   }
   char hex[17];
@@ -206,27 +231,30 @@ bool archiveForDems(const DemCacheRequest& r, DemCacheResult& out, std::string& 
   std::string stem = fs::path(r.inputs[0]).stem().string();
   for (char& c : stem)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) c = '_';
-  const fs::path archive = dir / (stem + "-" + hex + ".hfa");
-  removeStaleTemporaries(dir);
-  if (isArchiveFile(archive.string())) {
-    fs::last_write_time(archive, fs::file_time_type::clock::now(), ec);  // recently used
-    out.archive = archive.string();
-    out.fromCache = true;
-    return true;
-  }
+  e.archive = e.dir / (stem + "-" + hex + ".hfa");
+  e.preview = e.dir / (stem + "-" + hex + ".preview.hfa");
+  removeStaleTemporaries(e.dir);
+  return true;
+}
 
-  const fs::path tmp = dir / (archive.filename().string() + ".tmp." + std::to_string(::getpid()));
-  std::vector<std::string> args = r.inputs;
-  args.insert(args.end(), {"-o", tmp.string(), "-q"});
-  if (!r.imagery.empty()) args.insert(args.end(), {"--imagery", r.imagery});
+// A cache hit: the archive's time refreshed (least recently used goes first).
+bool cached(const fs::path& archive) {
+  if (!isArchiveFile(archive.string())) return false;
+  std::error_code ec;
+  fs::last_write_time(archive, fs::file_time_type::clock::now(), ec);
+  return true;
+}
+
+// hfpack ARGS -o TMP, TMP renamed to `archive` when it succeeds. False with a one-line error.
+// `onLine` / `child` as runHfpack.
+bool packTo(const DemCacheRequest& r, std::vector<std::string> args, const fs::path& archive, std::string& error,
+            const std::function<bool(const std::string&)>& onLine = {}, std::atomic<int>* child = nullptr) {
+  std::error_code ec;
+  const fs::path tmp = archive.parent_path() / (archive.filename().string() + ".tmp." + std::to_string(::getpid()));
+  args.insert(args.end(), {"-o", tmp.string()});
   const std::string hfpack = r.hfpack.empty() ? findHfpack() : r.hfpack;
-  if (!r.quiet)
-    std::fprintf(stderr, "Note: packing %s into %s (first open; the next one is instant)\n", r.inputs[0].c_str(),
-                 archive.string().c_str());
-  const auto t0 = std::chrono::steady_clock::now();
   std::string text;
-  const int rc = runHfpack(hfpack, args, text);
-  out.packSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const int rc = runHfpack(hfpack, args, text, onLine, child);
   if (rc != 0 || !isArchiveFile(tmp.string())) {
     fs::remove(tmp, ec);
     if (rc == -1) error = "cannot start " + hfpack + ": " + std::strerror(errno);
@@ -240,15 +268,154 @@ bool archiveForDems(const DemCacheRequest& r, DemCacheResult& out, std::string& 
     error = "cannot write " + archive.string() + ": " + ec.message();
     return false;
   }
+  return true;
+}
+
+std::vector<std::string> packArguments(const DemCacheRequest& r, bool withImagery) {
+  std::vector<std::string> args = r.inputs;
+  args.insert(args.end(), r.packOptions.begin(), r.packOptions.end());
+  if (withImagery && !r.imagery.empty()) args.insert(args.end(), {"--imagery", r.imagery});
+  return args;
+}
+
+// The folder trimmed to $HFVIEW_CACHE_MIB (default 4096), never removing `keep`.
+void trimCache(const CacheEntry& e) {
   uint64_t maxMiB = 4096;
   if (const char* env = std::getenv("HFVIEW_CACHE_MIB"); env && *env) {
     char* end = nullptr;
     const unsigned long long v = std::strtoull(env, &end, 10);
     if (end && *end == '\0' && v > 0) maxMiB = v;
   }
-  trim(dir, maxMiB << 20, archive);
-  out.archive = archive.string();
+  trim(e.dir, maxMiB << 20, e.archive);
+}
+
+double secondsNow() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+bool archiveForDems(const DemCacheRequest& r, DemCacheResult& out, std::string& error) {
+  out = DemCacheResult{};
+  CacheEntry e;
+  if (!locate(r, e, error)) return false;
+  if (cached(e.archive)) {
+    out.archive = e.archive.string();
+    out.fromCache = true;
+    return true;
+  }
+  if (!r.quiet)
+    std::fprintf(stderr, "Note: packing %s into %s (first open; the next one is instant)\n", r.inputs[0].c_str(),
+                 e.archive.string().c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> args = packArguments(r, true);
+  args.push_back("-q");
+  const bool ok = packTo(r, args, e.archive, error);
+  out.packSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!ok) return false;
+  std::error_code ec;
+  fs::remove(e.preview, ec);
+  trimCache(e);
+  out.archive = e.archive.string();
   return true;
+}
+
+PackJob::PackJob(DemCacheRequest request) : request_(std::move(request)), startTime_(secondsNow()) {
+  thread_ = std::thread([this] { run(); });
+}
+
+PackJob::~PackJob() {
+  // hfpack may be starting as we cancel: signal whichever child runs until the thread is done.
+  cancel_ = true;
+  while (!finished_) {
+    if (const int pid = child_.load()) ::kill(pid_t(pid), SIGTERM);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+PackJob::Status PackJob::status() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Status s = status_;
+  if (s.stage != Stage::Done && s.stage != Stage::Failed) s.seconds = secondsNow() - startTime_;
+  return s;
+}
+
+void PackJob::run() {
+  struct Finished {
+    std::atomic<bool>& f;
+    ~Finished() { f = true; }
+  } finished{finished_};
+  auto fail = [&](const std::string& e) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    status_.stage = Stage::Failed;
+    status_.error = cancel_ ? "cancelled" : e;
+    status_.seconds = secondsNow() - startTime_;
+  };
+  CacheEntry e;
+  std::string error;
+  if (!locate(request_, e, error)) return fail(error);
+  if (cached(e.archive)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    status_.stage = Stage::Done;
+    status_.archive = e.archive.string();
+    status_.fromCache = true;
+    status_.seconds = secondsNow() - startTime_;
+    return;
+  }
+  // "progress F" lines of hfpack --progress-lines; "result downsampled|full" at the end.
+  bool downsampled = true;
+  auto onLine = [&](const std::string& line) {
+    if (line.rfind("progress ", 0) == 0) {
+      const double f = std::strtod(line.c_str() + 9, nullptr);
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (std::isfinite(f)) status_.fraction = std::clamp(f, 0.0, 1.0);
+      return true;
+    }
+    if (line.rfind("result ", 0) == 0) {
+      downsampled = line == "result downsampled";
+      return true;
+    }
+    return false;
+  };
+  // The preview: heights only (the imagery would take longer than the heights), unless one is
+  // cached already. A DEM no larger than the preview packs whole: that is the archive.
+  if (!cached(e.preview)) {
+    std::vector<std::string> args = packArguments(request_, false);
+    args.insert(args.end(), {"--max-size", std::to_string(kPreviewSide), "--progress-lines"});
+    if (!packTo(request_, args, e.preview, error, onLine, &child_)) return fail(error);
+    if (cancel_) return fail("cancelled");
+    std::error_code ec;
+    if (!downsampled && request_.imagery.empty()) {
+      fs::rename(e.preview, e.archive, ec);
+      if (!ec) {
+        trimCache(e);
+        std::lock_guard<std::mutex> lock(mutex_);
+        status_.stage = Stage::Done;
+        status_.archive = e.archive.string();
+        status_.seconds = secondsNow() - startTime_;
+        return;
+      }
+    }
+  }
+  if (cancel_) return fail("cancelled");
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    status_.stage = Stage::Full;
+    status_.preview = e.preview.string();
+    status_.fraction = 0;
+  }
+  std::vector<std::string> args = packArguments(request_, true);
+  args.push_back("--progress-lines");
+  if (!packTo(request_, args, e.archive, error, onLine, &child_)) return fail(error);
+  std::error_code ec;
+  fs::remove(e.preview, ec);
+  trimCache(e);
+  std::lock_guard<std::mutex> lock(mutex_);
+  status_.stage = Stage::Done;
+  status_.archive = e.archive.string();
+  status_.fraction = 1;
+  status_.seconds = secondsNow() - startTime_;
 }
 
 }  // namespace hfview

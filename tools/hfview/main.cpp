@@ -1,32 +1,35 @@
-// hfview - the terrain viewer (issue 5): a thin main over hf_render.
+// hfview - the terrain viewer (issue 5): a thin main over hf_render. `hfview --help` lists the
+// options (CLI11, generated); the forms:
 //
-//   hfview [ARCHIVE] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]
-//          [--stream cpu|raw|cuda] [--streams K] [--cache host|vram[:MIB]] [--camera x,y,z,yaw,pitch]
-//          [--view shaded|level|ldr|imagery|imagery-lit] [--imagery-stream cpu|cuda|raw] [--bc1 fast|quality]
-//          [--no-imagery] [--wireframe]
-//          [--no-fog] [--budget MIB] [--frames N] [--background R,G,B] [--record PATH] [-q]
-//   hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M] [--speed M/S]
-//          [--dt S] [--frames N] [--csv FILE] [--budget-fraction F] (+ the options above)
+//   hfview [ARCHIVE | DEM... [--imagery IMAGE]]             the window
+//   hfview [ARCHIVE | DEM...] --headless --screenshot PNG    render until settled, write, exit 0
+//   hfview [ARCHIVE | DEM...] --headless --bench [--path diagonal|FILE] ...  the flythrough
 //
-// Without ARCHIVE it opens the built-in default (Puget Sound with imagery, packed at build time). With --headless
-// it renders on an EGL device context into an FBO: it streams until every tile the camera wants
-// is resident (at most --frames steps), renders, writes --screenshot and exits 0. Without
-// --headless: the GLFW + ImGui window (viewer.cpp); no display -> one line, exit 1 (or the
-// headless path when --screenshot is given). --bench: the flythrough benchmark
-// (render/flythrough/flythrough.h) with one strategy: per-frame CSV and a summary; `hfbench
-// flythrough` compares every strategy. Errors: one line "Error: ...", exit status 1.
+// Without ARCHIVE it opens the built-in default (Puget Sound with imagery, packed at build time).
+// DEMs are packed into the cache (dem_cache.h): in the window in the background (a preview first,
+// progress on the panel), otherwise before rendering. With --headless it renders on an EGL
+// device context into an FBO: it streams until every tile the camera wants is resident (at most
+// --frames steps), renders, writes --screenshot and exits 0. Without --headless: the GLFW + ImGui
+// window (viewer.cpp); no display -> one line, exit 1 (or the headless path when --screenshot is
+// given). --bench: the flythrough benchmark (render/flythrough/flythrough.h) with one strategy:
+// per-frame CSV and a summary; `hfbench flythrough` compares every strategy. Errors: one line
+// "Error: ...", exit status 1.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "archive/archive.h"
+#include "cli.h"
+#include "runtime/runtime_files.h"
 #include "render/flythrough/flythrough.h"
 #include "bench_mode.h"
 #include "dem_cache.h"
@@ -43,54 +46,41 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-void usage() {
-  std::printf(
-      "usage: hfview [ARCHIVE | DEM... [--imagery IMAGE]] [--headless] [--screenshot PNG] [--size WxH] [--tau PIXELS]\n"
-      "              [--stream cpu|raw|cuda] [--streams K] [--cache host|vram[:MIB]]\n"
-      "              [--camera x,y,z,yaw,pitch] [--view shaded|level|ldr|imagery|imagery-lit] [--no-imagery]\n"
-      "              [--imagery-stream cpu|cuda|raw] [--bc1 fast|quality]\n"
-      "              [--wireframe] [--no-fog] [--budget MIB] [--frames N]\n"
-      "              [--background R,G,B] [--no-vsync] [--record PATH] [-q]\n"
-      "              [--ocean on|off|cpu|cuda] [--water-level M] [--wind M/S[,DEGREES]] [--choppiness C]\n"
-      "              [--time S] [--gl-debug]\n"
-      "       hfview [ARCHIVE] --headless --bench [--path diagonal|FILE] [--altitude M]\n"
-      "              [--speed M/S] [--dt S] [--frames N] [--csv FILE] [--budget-fraction F]\n"
-      "              [--no-prefetch]\n"
-      "Without --headless: a window (GLFW + Dear ImGui; keys in README.md); with --screenshot\n"
-      "it renders until the view is complete, writes the PNG and exits (headless if no display).\n"
-      "In the window F9 records the camera into --record PATH (default hfview-path.txt), a\n"
-      "camera path for --bench --path PATH.\n"
-      "DEM... (anything GDAL reads: a GeoTIFF, several tiles, a VRT; --imagery a colour image for\n"
-      "it) is packed with hfpack into $XDG_CACHE_HOME/hfview (~/.cache/hfview) the first time and\n"
-      "opened from there afterwards (at most $HFVIEW_CACHE_MIB MiB, default 4096, kept).\n"
-      "Without ARCHIVE: the built-in default, Puget Sound at its true shape with its imagery\n"
-      "(%s; assets/puget_sound/), or the synthetic sample terrain in builds without GDAL.\n"
-      "Archives with imagery (hfpack --imagery) are shown imagery-lit unless --view says\n"
-      "otherwise; --imagery-stream cpu streams it as BC1 (JPEG decoded and BC1-encoded on CPU\n"
-      "threads, --bc1 quality for cluster fit), cuda the same on the GPU (JPEG bytes cross PCIe,\n"
-      "BC1 reaches the atlas inside video memory), raw as RGBA8; default: as --stream.\n"
-      "--cache vram (with --stream cuda) keeps the compressed tiles in video memory (MIB, default\n"
-      "the whole archive if it fits in half the free memory): the archive is loaded once and\n"
-      "atlas fills decode from there with nothing crossing PCIe but 48 bytes per tile; with\n"
-      "cuda imagery, each imagery tile's BC1 chain is kept too (MIB more; default the whole\n"
-      "imagery if it fits in a quarter of the free memory) and copied into the atlas from there.\n"
-      "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
-      "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
-      "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
-      "hfview-bench.csv); hfbench flythrough compares strategies.\n"
-      "--ocean (default on; off in --bench) animates the water: samples at or below\n"
-      "--water-level metres (default 0) and nodata; --wind sets its speed (0.5..40, default 10)\n"
-      "and the direction it blows towards (degrees counter-clockwise from east, default 45),\n"
-      "--choppiness its crests (0..4, default 1); --time S is its clock for a --screenshot\n"
-      "(default 0, so that screenshots are reproducible). Its fields come from the GPU with\n"
-      "--stream cuda, else from an FFTW thread; --ocean cpu|cuda chooses (cuda falls back to\n"
-      "cpu with a note where CUDA-GL interop is missing).\n"
-      "--gl-debug (window): a debug GL context; KHR_debug errors are printed and make the exit\n"
-      "status 3.\n"
-      "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
-      "90 = north; pitch < 0 looks down.\n",
-      HF_DEFAULT_ARCHIVE);
-}
+// The --help text after the generated option list (%s: the built-in default archive).
+constexpr const char* kHelpFooter =
+    "Without --headless: a window (GLFW + Dear ImGui; keys in README.md); with --screenshot\n"
+    "it renders until the view is complete, writes the PNG and exits (headless if no display).\n"
+    "In the window F9 records the camera into --record PATH (default hfview-path.txt), a\n"
+    "camera path for --bench --path PATH.\n"
+    "DEM... (anything GDAL reads: a GeoTIFF, several tiles, a VRT; --imagery a colour image for\n"
+    "it) is packed with hfpack into $XDG_CACHE_HOME/hfview (~/.cache/hfview) the first time and\n"
+    "opened from there afterwards (at most $HFVIEW_CACHE_MIB MiB, default 4096, kept).\n"
+    "Without ARCHIVE: the built-in default, Puget Sound at its true shape with its imagery\n"
+    "(%s; assets/puget_sound/), or the synthetic sample terrain in builds without GDAL.\n"
+    "Archives with imagery (hfpack --imagery) are shown imagery-lit unless --view says\n"
+    "otherwise; --imagery-stream cpu streams it as BC1 (JPEG decoded and BC1-encoded on CPU\n"
+    "threads, --bc1 quality for cluster fit), cuda the same on the GPU (JPEG bytes cross PCIe,\n"
+    "BC1 reaches the atlas inside video memory), raw as RGBA8; default: as --stream.\n"
+    "--cache vram (with --stream cuda) keeps the compressed tiles in video memory (MIB, default\n"
+    "the whole archive if it fits in half the free memory): the archive is loaded once and\n"
+    "atlas fills decode from there with nothing crossing PCIe but 48 bytes per tile; with\n"
+    "cuda imagery, each imagery tile's BC1 chain is kept too (MIB more; default the whole\n"
+    "imagery if it fits in a quarter of the free memory) and copied into the atlas from there.\n"
+    "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
+    "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
+    "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
+    "hfview-bench.csv); hfbench flythrough compares strategies.\n"
+    "--ocean (default on; off in --bench) animates the water: samples at or below\n"
+    "--water-level metres (default 0) and nodata; --wind sets its speed (0.5..40, default 10)\n"
+    "and the direction it blows towards (degrees counter-clockwise from east, default 45),\n"
+    "--choppiness its crests (0..4, default 1); --time S is its clock for a --screenshot\n"
+    "(default 0, so that screenshots are reproducible). Its fields come from the GPU with\n"
+    "--stream cuda, else from an FFTW thread; --ocean cpu|cuda chooses (cuda falls back to\n"
+    "cpu with a note where CUDA-GL interop is missing).\n"
+    "--gl-debug (window): a debug GL context; KHR_debug errors are printed and make the exit\n"
+    "status 3.\n"
+    "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
+    "90 = north; pitch < 0 looks down.\n";
 
 bool parseDoubles(const char* s, std::vector<double>& out, size_t n) {
   out.clear();
@@ -126,150 +116,130 @@ int main(int argc, char** argv) {
   std::string imageryPath;              // --imagery: with DEMs
   bool glDebug = false;                 // --gl-debug: a debug context, KHR_debug errors counted
   double oceanTime = -1;   // --time: the ocean's clock for a screenshot
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "Error: %s needs a value\n", name);
-        std::exit(1);
-      }
-      return argv[++i];
-    };
-    if (a == "-h" || a == "--help") {
-      usage();
-      return 0;
-    } else if (a == "--headless") {
-      headless = true;
-    } else if (a == "--bench") {
-      bench = true;
-    } else if (a == "--no-prefetch") {
-      rs.prefetch = false;
-    } else if (a == "--path") {
-      pathArg = value("--path");
-    } else if (a == "--csv") {
-      csvPath = value("--csv");
-    } else if (a == "--altitude" || a == "--speed" || a == "--dt" || a == "--budget-fraction") {
-      const char* v = value(a.c_str());
-      char* end = nullptr;
-      const double d = std::strtod(v, &end);
-      if (end == v || *end || !std::isfinite(d)) return fail(a + " wants a number, got '" + v + "'");
-      if (a == "--altitude") {
-        fly.altitude = d;
-      } else if (!(d > 0)) {
-        return fail(a + " wants a number > 0, got '" + v + "'");
-      } else if (a == "--speed") {
-        fly.speed = d;
-      } else if (a == "--dt") {
-        fly.dt = d;
-      } else {
-        if (d > 1) return fail("--budget-fraction wants 0 < F <= 1, got '" + std::string(v) + "'");
-        budgetFraction = d;
-      }
-    } else if (a == "--record") {  // window mode: F9 records the camera into this path file
-      recordPath = value("--record");
-    } else if (a == "--no-vsync") {  // window mode: swap interval 0
-      vsync = false;
-    } else if (a == "-q" || a == "--quiet") {
-      quiet = true;
-    } else if (a == "--screenshot") {
-      screenshot = value("--screenshot");
-    } else if (a == "--size") {
-      const char* v = value("--size");
-      int used = 0;  // the whole value is WxH: no trailing characters
-      if (std::sscanf(v, "%dx%d%n", &rs.width, &rs.height, &used) != 2 || v[used] ||
-          rs.width < 1 || rs.height < 1 || rs.width > 16384 || rs.height > 16384)
-        return fail(std::string("--size wants WxH (1..16384), got '") + v + "'");
-    } else if (a == "--tau") {
-      const char* v = value("--tau");
-      char* end = nullptr;
-      rs.tau = std::strtod(v, &end);
-      if (end == v || *end || !(rs.tau > 0)) return fail(std::string("--tau wants pixels > 0, got '") + v + "'");
-    } else if (a == "--stream") {
-      stream = value("--stream");
-    } else if (a == "--streams") {  // cuda: CUDA streams round-robin
-      const char* v = value("--streams");
-      char* end = nullptr;
-      streamOpts.streams = int(std::strtol(v, &end, 10));
-      if (end == v || *end || streamOpts.streams < 1 || streamOpts.streams > 64)
-        return fail(std::string("--streams wants 1..64, got '") + v + "'");
-    } else if (a == "--cache") {
-      std::string err;
-      if (!hfr::parseCacheOption(value("--cache"), streamOpts, err)) return fail(err);
-    } else if (a == "--camera") {
-      std::vector<double> c;
-      const char* v = value("--camera");
-      if (!parseDoubles(v, c, 5)) return fail(std::string("--camera wants x,y,z,yaw,pitch, got '") + v + "'");
-      cam.x = c[0], cam.y = c[1], cam.z = c[2], cam.yaw = c[3], cam.pitch = c[4];
-      haveCamera = true;
-    } else if (a == "--view") {
-      const std::string v = value("--view");
-      if (!hfr::parseView(v, rs.view))
-        return fail("--view wants shaded, level, ldr, imagery or imagery-lit, got '" + v + "'");
-      viewGiven = true;
-    } else if (a == "--imagery-stream") {
-      rs.imageryStream = value("--imagery-stream");
-      if (rs.imageryStream != "cpu" && rs.imageryStream != "raw" && rs.imageryStream != "cuda")
-        return fail("--imagery-stream wants cpu, cuda or raw, got '" + rs.imageryStream + "'");
-    } else if (a == "--bc1") {
-      const std::string v = value("--bc1");
-      if (v != "fast" && v != "quality") return fail("--bc1 wants fast or quality, got '" + v + "'");
-      rs.bc1Quality = v == "quality";
-    } else if (a == "--no-imagery") {
-      rs.imagery = false;
-    } else if (a == "--wireframe") {
-      rs.wireframe = true;
-    } else if (a == "--no-fog") {
-      rs.fog = false;
-    } else if (a == "--budget") {
-      const char* v = value("--budget");
-      char* end = nullptr;
-      rs.atlasBudgetMiB = std::strtod(v, &end);
-      haveBudget = true;
-      if (end == v || *end || !(rs.atlasBudgetMiB > 0)) return fail(std::string("--budget wants MiB > 0, got '") + v + "'");
-    } else if (a == "--frames") {
-      const char* v = value("--frames");
-      char* end = nullptr;
-      frames = int(std::strtol(v, &end, 10));
-      if (end == v || *end || frames < 0) return fail(std::string("--frames wants N >= 0, got '") + v + "'");
-    } else if (a == "--background") {
-      std::vector<double> c;
-      const char* v = value("--background");
-      if (!parseDoubles(v, c, 3)) return fail(std::string("--background wants R,G,B in 0..1, got '") + v + "'");
-      for (size_t k = 0; k < 3; ++k) rs.background[k] = float(c[k]);
-    } else if (a == "--ocean") {
-      const std::string v = value("--ocean");
-      if (v != "on" && v != "off" && v != "cpu" && v != "cuda")
-        return fail("--ocean wants on, off, cpu or cuda, got '" + v + "'");
-      oceanArg = v == "off" ? 0 : 1;
-      if (v == "cpu" || v == "cuda") rs.oceanDevice = v;
-    } else if (a == "--water-level" || a == "--choppiness" || a == "--time") {
-      const char* v = value(a.c_str());
-      char* end = nullptr;
-      const double d = std::strtod(v, &end);
-      if (end == v || *end || !std::isfinite(d)) return fail(a + " wants a number, got '" + v + "'");
-      if (a == "--water-level") rs.waterLevel = d;
-      else if (a == "--choppiness") rs.oceanParams.choppiness = d;
-      else if (d < 0) return fail(std::string("--time wants seconds >= 0, got '") + v + "'");
-      else oceanTime = d;
-    } else if (a == "--wind") {
-      std::vector<double> w;
-      const char* v = value("--wind");
-      if (parseDoubles(v, w, 2)) {
-        rs.oceanParams.windSpeed = w[0];
-        rs.oceanParams.windDirection = w[1];
-      } else if (parseDoubles(v, w, 1)) {
-        rs.oceanParams.windSpeed = w[0];
-      } else {
-        return fail(std::string("--wind wants M/S or M/S,DEGREES, got '") + v + "'");
-      }
-    } else if (a == "--gl-debug") {
-      glDebug = true;
-    } else if (a == "--imagery") {
-      imageryPath = value("--imagery");
-    } else if (!a.empty() && a[0] == '-') {
-      return fail("unknown option " + a + " (hfview --help)");
+  // The command line through CLI11 (tools/cli/cli.h); values that need more than a type and a
+  // range are taken as text and checked below with messages that say what is wanted.
+  CLI::App app{"hfview: fly through a terrain archive (.hfa) or any DEM GDAL reads.", "hfview"};
+  char footerText[8192];
+  std::snprintf(footerText, sizeof footerText, kHelpFooter, HF_DEFAULT_ARCHIVE);
+  app.footer(footerText);
+  std::string sizeArg, cameraArg, viewArg, bc1Arg, backgroundArg, oceanOpt, windArg, cacheArg;
+  std::optional<double> altitude, speed, dt, budgetFraction_, waterLevel, choppiness, timeArg;
+  std::optional<double> tau, budget;
+  std::optional<int> streams, framesArg;
+  app.add_option("FILE", positional, "ARCHIVE (.hfa), or DEM... (anything GDAL reads) to pack into the cache; default: the built-in archive");
+  app.add_option("--imagery", imageryPath, "colour imagery for the DEMs");
+  app.add_flag("--headless", headless, "render offscreen (EGL): with --screenshot or --bench");
+  app.add_option("--screenshot", screenshot, "render until the view is complete, write this PNG, exit");
+  app.add_option("--size", sizeArg, "WxH framebuffer (1..16384)");
+  app.add_option("--tau", tau, "screen-space error in pixels (> 0)");
+  app.add_option("--stream", stream, "streaming strategy: cpu, raw or cuda")->check(CLI::IsMember({"cpu", "raw", "cuda"}));
+  app.add_option("--streams", streams, "cuda: CUDA streams, 1..64");
+  app.add_option("--cache", cacheArg, "host, or vram[:MIB] (compressed tiles in video memory)");
+  app.add_option("--camera", cameraArg, "x,y,z,yaw,pitch");
+  app.add_option("--view", viewArg, "shaded, level, ldr, imagery or imagery-lit");
+  app.add_option("--imagery-stream", rs.imageryStream, "cpu, cuda or raw (default: as --stream)")
+      ->check(CLI::IsMember({"cpu", "cuda", "raw"}));
+  app.add_option("--bc1", bc1Arg, "fast or quality (the imagery's BC1 encoder)");
+  bool noImagery = false, noFog = false, noPrefetch = false;
+  app.add_flag("--no-imagery", noImagery, "heights only");
+  app.add_flag("--wireframe", rs.wireframe, "the triangles over the shading");
+  app.add_flag("--no-fog", noFog, "no aerial perspective");
+  app.add_option("--budget", budget, "height atlas budget in MiB (> 0)");
+  app.add_option("--frames", framesArg, "streaming steps (--screenshot) or flight frames (--bench), >= 0");
+  app.add_option("--background", backgroundArg, "R,G,B in 0..1");
+  bool noVsync = false;
+  app.add_flag("--no-vsync", noVsync, "window: swap interval 0");
+  app.add_option("--record", recordPath, "window: F9 records the camera into this camera path file");
+  app.add_flag("-q,--quiet", quiet, "only errors");
+  app.add_option("--ocean", oceanOpt, "on, off, cpu or cuda");
+  app.add_option("--water-level", waterLevel, "metres");
+  app.add_option("--wind", windArg, "M/S or M/S,DEGREES");
+  app.add_option("--choppiness", choppiness, "0..4");
+  app.add_option("--time", timeArg, "the ocean's clock for a --screenshot, seconds >= 0");
+  app.add_flag("--gl-debug", glDebug, "window: a debug GL context; GL errors make the exit status 3");
+  app.add_flag("--bench", bench, "fly a camera path headless and write a per-frame CSV");
+  app.add_option("--path", pathArg, "--bench: diagonal or a camera path FILE");
+  app.add_option("--csv", csvPath, "--bench: the per-frame CSV");
+  app.add_option("--altitude", altitude, "--bench: metres above the terrain's top");
+  app.add_option("--speed", speed, "--bench: m/s (> 0)");
+  app.add_option("--dt", dt, "--bench: seconds per frame (> 0)");
+  app.add_option("--budget-fraction", budgetFraction_, "--bench: atlas for this share of all tiles (0 < F <= 1)");
+  app.add_flag("--no-prefetch", noPrefetch, "--bench: no prefetching");
+  int status = 0;
+  if (!hfcli::parse(app, argc, argv, status)) return status;
+  rs.prefetch = !noPrefetch;
+  rs.imagery = !noImagery;
+  rs.fog = !noFog;
+  vsync = !noVsync;
+  auto finite = [](const std::optional<double>& v) { return !v || std::isfinite(*v); };
+  if (!finite(altitude)) return fail("--altitude wants a number");
+  if (altitude) fly.altitude = *altitude;
+  if (speed && !(*speed > 0 && std::isfinite(*speed))) return fail("--speed wants a number > 0");
+  if (speed) fly.speed = *speed;
+  if (dt && !(*dt > 0 && std::isfinite(*dt))) return fail("--dt wants a number > 0");
+  if (dt) fly.dt = *dt;
+  if (budgetFraction_ && !(*budgetFraction_ > 0 && *budgetFraction_ <= 1))
+    return fail("--budget-fraction wants 0 < F <= 1");
+  if (budgetFraction_) budgetFraction = *budgetFraction_;
+  if (!sizeArg.empty()) {
+    int used = 0;  // the whole value is WxH: no trailing characters
+    if (std::sscanf(sizeArg.c_str(), "%dx%d%n", &rs.width, &rs.height, &used) != 2 || sizeArg[size_t(used)] ||
+        rs.width < 1 || rs.height < 1 || rs.width > 16384 || rs.height > 16384)
+      return fail("--size wants WxH (1..16384), got '" + sizeArg + "'");
+  }
+  if (tau && !(*tau > 0 && std::isfinite(*tau))) return fail("--tau wants pixels > 0");
+  if (tau) rs.tau = *tau;
+  if (streams && (*streams < 1 || *streams > 64)) return fail("--streams wants 1..64");
+  if (streams) streamOpts.streams = *streams;
+  if (!cacheArg.empty()) {
+    std::string err;
+    if (!hfr::parseCacheOption(cacheArg, streamOpts, err)) return fail(err);
+  }
+  if (!cameraArg.empty()) {
+    std::vector<double> c;
+    if (!parseDoubles(cameraArg.c_str(), c, 5)) return fail("--camera wants x,y,z,yaw,pitch, got '" + cameraArg + "'");
+    cam.x = c[0], cam.y = c[1], cam.z = c[2], cam.yaw = c[3], cam.pitch = c[4];
+    haveCamera = true;
+  }
+  if (!viewArg.empty()) {
+    if (!hfr::parseView(viewArg, rs.view))
+      return fail("--view wants shaded, level, ldr, imagery or imagery-lit, got '" + viewArg + "'");
+    viewGiven = true;
+  }
+  if (!bc1Arg.empty()) {
+    if (bc1Arg != "fast" && bc1Arg != "quality") return fail("--bc1 wants fast or quality, got '" + bc1Arg + "'");
+    rs.bc1Quality = bc1Arg == "quality";
+  }
+  if (budget && !(*budget > 0 && std::isfinite(*budget))) return fail("--budget wants MiB > 0");
+  if (budget) rs.atlasBudgetMiB = *budget, haveBudget = true;
+  if (framesArg && *framesArg < 0) return fail("--frames wants N >= 0");
+  if (framesArg) frames = *framesArg;
+  if (!backgroundArg.empty()) {
+    std::vector<double> c;
+    if (!parseDoubles(backgroundArg.c_str(), c, 3)) return fail("--background wants R,G,B in 0..1, got '" + backgroundArg + "'");
+    for (size_t k = 0; k < 3; ++k) rs.background[k] = float(c[k]);
+  }
+  if (app.count("--ocean")) {
+    if (oceanOpt != "on" && oceanOpt != "off" && oceanOpt != "cpu" && oceanOpt != "cuda")
+      return fail("--ocean wants on, off, cpu or cuda, got '" + oceanOpt + "'");
+    oceanArg = oceanOpt == "off" ? 0 : 1;
+    if (oceanOpt == "cpu" || oceanOpt == "cuda") rs.oceanDevice = oceanOpt;
+  }
+  if (!finite(waterLevel)) return fail("--water-level wants a number");
+  if (waterLevel) rs.waterLevel = *waterLevel;
+  if (!finite(choppiness)) return fail("--choppiness wants a number");
+  if (choppiness) rs.oceanParams.choppiness = *choppiness;
+  if (timeArg && !(*timeArg >= 0 && std::isfinite(*timeArg))) return fail("--time wants seconds >= 0");
+  if (timeArg) oceanTime = *timeArg;
+  if (!windArg.empty()) {
+    std::vector<double> w;
+    if (parseDoubles(windArg.c_str(), w, 2)) {
+      rs.oceanParams.windSpeed = w[0];
+      rs.oceanParams.windDirection = w[1];
+    } else if (parseDoubles(windArg.c_str(), w, 1)) {
+      rs.oceanParams.windSpeed = w[0];
     } else {
-      positional.push_back(a);
+      return fail("--wind wants M/S or M/S,DEGREES, got '" + windArg + "'");
     }
   }
   rs.ocean = oceanArg < 0 ? !bench : oceanArg == 1;
@@ -283,7 +253,10 @@ int main(int argc, char** argv) {
   } else if (frames < 0) {
     frames = 2000;
   }
-  // An archive, or DEMs packed into the cache (dem_cache.h) and opened from there.
+  // An archive, or DEMs packed into the cache (dem_cache.h) and opened from there: the window
+  // opens at once and packs in the background (a preview, then the full archive); a screenshot
+  // or a benchmark waits for the pack.
+  std::unique_ptr<hfview::DemCacheRequest> backgroundPack;
   if (positional.size() == 1 && hfview::isArchiveFile(positional[0])) {
     archivePath = positional[0];
     if (!imageryPath.empty()) return fail("--imagery is for DEM inputs (" + archivePath + " is an archive)");
@@ -294,18 +267,44 @@ int main(int argc, char** argv) {
     req.inputs = positional;
     req.imagery = imageryPath;
     req.quiet = quiet;
-    hfview::DemCacheResult res;
-    std::string cerr;
-    if (!hfview::archiveForDems(req, res, cerr)) return fail(cerr);
-    archivePath = res.archive;
-    if (!quiet)
-      std::fprintf(stderr, res.fromCache ? "Note: opening %s from the cache\n" : "Note: packed %s in %.1f s\n",
-                   res.fromCache ? archivePath.c_str() : positional[0].c_str(), res.packSeconds);
+    bool inWindow = false;
+#if HF_HAVE_WINDOW
+    inWindow = !headless && screenshot.empty() && !bench;
+#endif
+    if (inWindow) {
+      backgroundPack = std::make_unique<hfview::DemCacheRequest>(req);  // hfview::PackJob
+    } else {
+      hfview::DemCacheResult res;
+      std::string cerr;
+      if (!hfview::archiveForDems(req, res, cerr)) return fail(cerr);
+      archivePath = res.archive;
+      if (!quiet)
+        std::fprintf(stderr, res.fromCache ? "Note: opening %s from the cache\n" : "Note: packed %s in %.1f s\n",
+                     res.fromCache ? archivePath.c_str() : positional[0].c_str(), res.packSeconds);
+    }
   } else if (!imageryPath.empty()) {
     return fail("--imagery needs DEM inputs");
   }
-  // The raw strategy reads raw archives: the default has a raw twin (hfpack --codec raw).
-  if (archivePath.empty()) archivePath = stream == "raw" ? HF_DEFAULT_RAW_ARCHIVE : HF_DEFAULT_ARCHIVE;
+  // The raw strategy reads raw archives: the default has a raw twin (hfpack --codec raw). A
+  // binary away from its build tree (installed, copied) packs the default from assets/ into the
+  // cache instead, with the build's options.
+  if (archivePath.empty() && !backgroundPack) {
+    archivePath = stream == "raw" ? HF_DEFAULT_RAW_ARCHIVE : HF_DEFAULT_ARCHIVE;
+    const std::string height = hfrt::findAsset("puget_sound/ps_height_1k.png");
+    std::error_code ec;
+    if (!std::filesystem::exists(archivePath, ec) && !height.empty()) {
+      hfview::DemCacheRequest req;
+      req.inputs = {height};
+      req.imagery = hfrt::findAsset("puget_sound/ps_texture_1k.png");
+      req.packOptions = {"--spacing", "160", "--vertical-scale", "0.1"};
+      if (stream == "raw") req.packOptions.insert(req.packOptions.end(), {"--codec", "raw", "--imagery-codec", "raw"});
+      req.quiet = quiet;
+      hfview::DemCacheResult res;
+      std::string cerr;
+      if (!hfview::archiveForDems(req, res, cerr)) return fail("the built-in default: " + cerr);
+      archivePath = res.archive;
+    }
+  }
   // Window mode unless --headless; without a display: one line and exit 1, or with
   // --screenshot the headless path below (viewer.cpp has the window loop).
 #if HF_HAVE_WINDOW
@@ -332,26 +331,41 @@ int main(int argc, char** argv) {
   if (headless && screenshot.empty() && !bench)
     return fail("--headless needs --screenshot PNG or --bench (nothing else to show)");
   if (bench && pathArg != "diagonal") {
+    // A file, else a camera path of assets/paths/ by name (with or without .txt).
+    std::string file = pathArg;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec) && pathArg.find('/') == std::string::npos) {
+      for (const std::string& name : {pathArg, pathArg + ".txt"})
+        if (const std::string asset = hfrt::findAsset("paths/" + name); !asset.empty()) {
+          file = asset;
+          break;
+        }
+    }
     std::string perr;
-    if (!fly.path.load(pathArg, perr)) return fail(perr);
+    if (!fly.path.load(file, perr)) return fail(perr);
   }
 
-  hfa::ArchiveReader archive;
-  std::string error;
-  if (!archive.open(archivePath, error)) return fail(archivePath + ": " + error);
-  // Imagery is what a user expects to see first when the archive has it.
-  if (!viewGiven && rs.imagery && archive.hasImagery()) rs.view = hfr::View::ImageryLit;
-  std::string note;
   // --cache vram covers the imagery too (the cuda imagery strategy's pool of BC1 chains).
   rs.imageryVramCache = streamOpts.vramCache;
   rs.imageryCacheMiB = streamOpts.cacheMiB;
-  auto strategy = hfr::makeRenderStreamStrategy(stream, archive, error, note, streamOpts);
-  if (!strategy) return fail(error);
-  if (!note.empty()) std::fprintf(stderr, "Note: %s\n", note.c_str());
+  auto archivePtr = std::make_unique<hfa::ArchiveReader>();
+  hfa::ArchiveReader& archive = *archivePtr;
+  std::unique_ptr<hfr::StreamStrategy> strategy;
+  std::string error;
+  if (!backgroundPack) {
+    if (!archive.open(archivePath, error)) return fail(archivePath + ": " + error);
+    // Imagery is what a user expects to see first when the archive has it.
+    if (!viewGiven && rs.imagery && archive.hasImagery()) rs.view = hfr::View::ImageryLit;
+    std::string note;
+    strategy = hfr::makeRenderStreamStrategy(stream, archive, error, note, streamOpts);
+    if (!strategy) return fail(error);
+    if (!note.empty()) std::fprintf(stderr, "Note: %s\n", note.c_str());
+  }
 #if HF_HAVE_WINDOW
   if (window) {
     hfview::ViewerOptions vo;
     vo.archivePath = archivePath;
+    vo.stream = stream;
     vo.screenshot = screenshot;
     vo.maxFrames = frames;
     vo.haveCamera = haveCamera;
@@ -359,7 +373,12 @@ int main(int argc, char** argv) {
     vo.quiet = quiet;
     vo.recordPath = recordPath;
     vo.glDebug = glDebug;
-    return hfview::runViewer(*window, archive, std::move(strategy), streamOpts, rs, vo);
+    std::unique_ptr<hfview::PackJob> job;
+    if (backgroundPack) {
+      archivePtr.reset();
+      job = std::make_unique<hfview::PackJob>(*backgroundPack);
+    }
+    return hfview::runViewer(*window, std::move(archivePtr), std::move(strategy), std::move(job), streamOpts, rs, vo);
   }
 #endif
   auto context = hfr::createHeadlessContext(error);

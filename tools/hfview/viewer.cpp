@@ -90,6 +90,7 @@ struct KeyEvents {
   bool toggleRecord = false;  // F9
   bool toggleMeasure = false;  // M
   int recallSlot = 0, saveSlot = 0;  // 1..9: fly to bookmark; Ctrl+1..9: save the view there
+  std::vector<std::string> dropped;  // files dropped on the window (an archive, or DEMs to pack)
   double wheel = 0;
   // Left clicks (press and release within a few pixels: not a drag), window coordinates.
   struct Click {
@@ -143,6 +144,12 @@ void onKey(GLFWwindow*, int key, int, int action, int mods) {
 
 void onScroll(GLFWwindow*, double, double dy) {
   if (g_keys) g_keys->wheel += dy;
+}
+
+void onDrop(GLFWwindow*, int count, const char** paths) {
+  if (!g_keys) return;
+  g_keys->dropped.clear();
+  for (int i = 0; i < count; ++i) g_keys->dropped.emplace_back(paths[i]);
 }
 
 // F9: records the camera into a path file (render/camera/camera_path.h) for
@@ -275,8 +282,8 @@ std::string humanBytes(double b) {
 
 }  // namespace
 
-int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
-              std::unique_ptr<hfr::StreamStrategy> strategy,
+int runViewer(hfr::WindowContext& window, std::unique_ptr<hfa::ArchiveReader> archive,
+              std::unique_ptr<hfr::StreamStrategy> strategy, std::unique_ptr<PackJob> job,
               const hfr::StreamOptions& streamOptions, const hfr::RenderSettings& settings,
               const ViewerOptions& options) {
   // ---- init ----
@@ -292,37 +299,49 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   rs.width = std::max(rs.width, 1);
   rs.height = std::max(rs.height, 1);
   std::string error;
-  std::unique_ptr<hfr::Renderer> renderer = hfr::Renderer::create(archive, *strategy, rs, error);
-  if (!renderer) {
-    std::fprintf(stderr, "Error: %s\n", error.c_str());
-    return 1;
+  // Without an archive (a pack still running) the window shows the panel and the pack's progress
+  // until one opens.
+  std::unique_ptr<hfr::Renderer> renderer;
+  if (archive) {
+    renderer = hfr::Renderer::create(*archive, *strategy, rs, error);
+    if (!renderer) {
+      std::fprintf(stderr, "Error: %s\n", error.c_str());
+      return 1;
+    }
+    for (const std::string& n : renderer->notes()) std::fprintf(stderr, "Note: %s\n", n.c_str());
   }
-  for (const std::string& n : renderer->notes()) std::fprintf(stderr, "Note: %s\n", n.c_str());
   double terrainMinZ = 0, terrainMaxZ = 0, extentX = 0, extentY = 0;
-  renderer->terrainBox(terrainMinZ, terrainMaxZ, extentX, extentY);
-  const double diag = std::sqrt(extentX * extentX + extentY * extentY);
-  hfr::CameraController controller(options.haveCamera ? options.camera
-                                                      : renderer->defaultCamera());
+  if (renderer) renderer->terrainBox(terrainMinZ, terrainMaxZ, extentX, extentY);
+  hfr::CameraController controller(options.haveCamera || !renderer ? options.camera : renderer->defaultCamera());
+  std::unique_ptr<MeasureTool> measure = archive ? std::make_unique<MeasureTool>(*archive) : nullptr;
+  std::string archivePath = archive ? options.archivePath : std::string();
+  // The stream configuration that opens archives (what Apply restores when a new one fails).
+  std::string appliedName = strategy ? strategy->name() : options.stream;
+  hfr::StreamOptions appliedOptions = streamOptions;
 
   KeyEvents keys;
   g_keys = &keys;
   PathRecording recording;
-  MeasureTool measure(archive);
   Flight flight;
+  // Bookmarks belong to what the user opened: the archive, or the DEM it was packed from (the
+  // preview and the full archive share them).
   hfr::CameraBookmarks bookmarks;
   std::string bookmarkMessage;
-  {
+  auto loadBookmarks = [&](const std::string& opened) {
     std::error_code ec;
-    const std::filesystem::path key = std::filesystem::absolute(options.archivePath, ec);
-    if (!bookmarks.load(hfr::CameraBookmarks::defaultFile(), ec ? options.archivePath : key.lexically_normal().string()))
+    const std::filesystem::path key = std::filesystem::absolute(opened, ec);
+    if (!bookmarks.load(hfr::CameraBookmarks::defaultFile(), ec ? opened : key.lexically_normal().string()))
       std::fprintf(stderr, "Note: bookmarks: %s\n", bookmarks.error().c_str());
-  }
+  };
+  if (archive) loadBookmarks(options.archivePath);
+  else if (job) loadBookmarks(job->request().inputs[0]);
   recording.file = options.recordPath;
   recording.quiet = options.quiet;
   // Our callbacks first: ImGui's backend (install_callbacks = true) chains to them.
   glfwSetKeyCallback(win, onKey);
   glfwSetScrollCallback(win, onScroll);
   glfwSetMouseButtonCallback(win, onMouseButton);
+  glfwSetDropCallback(win, onDrop);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
@@ -344,17 +363,89 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   oui.direction = float(rs.oceanParams.windDirection);
   oui.choppiness = float(rs.oceanParams.choppiness);
   oui.waves = float(rs.oceanParams.amplitude);
-  const hfa::Header& header = archive.header();
-  // The running stream configuration (what Apply restores when a new one fails) and its edits.
-  std::string appliedName = strategy->name();
-  hfr::StreamOptions appliedOptions = streamOptions;
   StreamUi sui;
-  sui.strategy = strategyIndex(strategy->name());
+  sui.strategy = strategyIndex(appliedName.c_str());
   sui.streams = std::clamp(streamOptions.streams, 1, 64);
   sui.budgetMiB = rs.atlasBudgetMiB;
 
   if (!options.quiet)
-    std::printf("hfview: %s | %s\n", options.archivePath.c_str(), window.description().c_str());
+    std::printf("hfview: %s | %s\n", archive ? options.archivePath.c_str() : "(packing)", window.description().c_str());
+
+  // Opens `path` in place of the current archive with the running stream configuration: the new
+  // strategy and renderer are made first (a failure keeps the current ones and is shown), then
+  // the old ones released (renderer before strategy before archive). The camera stays when
+  // `keepCamera` and the extents agree within 2 % (a preview replaced by its full archive), else
+  // the archive's default view. The view follows the imagery (imagery-lit when it arrives,
+  // shaded when the new archive has none).
+  std::string fileMessage;  // the last open / pack message, shown in the panel
+  bool fileMessageIsError = false;
+  auto openArchive = [&](const std::string& path, bool keepCamera) -> bool {
+    auto next = std::make_unique<hfa::ArchiveReader>();
+    std::string err, note;
+    fileMessageIsError = true;
+    if (!next->open(path, err)) {
+      fileMessage = path + ": " + err;
+      std::fprintf(stderr, "Error: %s\n", fileMessage.c_str());
+      return false;
+    }
+    const bool firstOpen = !renderer;
+    hfr::RenderSettings s = renderer ? renderer->settings() : rs;
+    const bool hadImagery = renderer && renderer->hasImagery();
+    const bool imageryView = s.view == hfr::View::Imagery || s.view == hfr::View::ImageryLit;
+    if (!next->hasImagery() && imageryView) s.view = hfr::View::Shaded;
+    else if (next->hasImagery() && !hadImagery && s.view == hfr::View::Shaded && s.imagery) s.view = hfr::View::ImageryLit;
+    auto nextStrategy = hfr::makeRenderStreamStrategy(appliedName, *next, err, note, appliedOptions);
+    std::unique_ptr<hfr::Renderer> nextRenderer =
+        nextStrategy ? hfr::Renderer::create(*next, *nextStrategy, s, err) : nullptr;
+    if (!nextRenderer) {
+      fileMessage = path + ": " + err;
+      std::fprintf(stderr, "Error: %s\n", fileMessage.c_str());
+      return false;
+    }
+    if (!note.empty()) std::fprintf(stderr, "Note: %s\n", note.c_str());
+    for (const std::string& n : nextRenderer->notes()) std::fprintf(stderr, "Note: %s\n", n.c_str());
+    const double oldX = extentX, oldY = extentY;
+    renderer = std::move(nextRenderer);
+    strategy = std::move(nextStrategy);
+    archive = std::move(next);
+    const bool wasMeasuring = measure && measure->active;
+    measure = std::make_unique<MeasureTool>(*archive);
+    measure->active = wasMeasuring;
+    renderer->terrainBox(terrainMinZ, terrainMaxZ, extentX, extentY);
+    const bool sameExtent = std::abs(extentX - oldX) <= 0.02 * extentX && std::abs(extentY - oldY) <= 0.02 * extentY;
+    if (firstOpen && options.haveCamera) controller.setCamera(options.camera);
+    else if (!(keepCamera && sameExtent)) controller.setCamera(renderer->defaultCamera());
+    flight.on = false;
+    ui.view = int(renderer->settings().view);
+    archivePath = path;
+    fileMessage = "opened " + path;
+    fileMessageIsError = false;
+    glfwSetWindowTitle(win, ("hfview - " + std::filesystem::path(path).filename().string()).c_str());
+    if (!options.quiet) std::printf("hfview: opened %s\n", path.c_str());
+    return true;
+  };
+  // Files dropped on the window: one archive opens; anything else is DEMs, packed in the
+  // background like `hfview DEM...` (a pack in progress is cancelled).
+  auto openDropped = [&](const std::vector<std::string>& files) {
+    if (files.size() == 1 && isArchiveFile(files[0])) {
+      job.reset();
+      if (openArchive(files[0], false)) loadBookmarks(files[0]);
+      return;
+    }
+    for (const std::string& f : files)
+      if (isArchiveFile(f)) {
+        fileMessage = f + " is an archive: drop one archive, or DEMs to pack";
+        fileMessageIsError = true;
+        return;
+      }
+    DemCacheRequest req;
+    req.inputs = files;
+    req.quiet = options.quiet;
+    job = std::make_unique<PackJob>(req);
+    loadBookmarks(files[0]);
+    fileMessage.clear();
+  };
+  std::string shownPreview;  // the preview archive open now (replaced by the full one)
 
   double lastTime = glfwGetTime(), lastCursorX = 0, lastCursorY = 0;
   glfwGetCursorPos(win, &lastCursorX, &lastCursorY);
@@ -380,7 +471,30 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       glfwWaitEvents();
       continue;
     }
-    if (!renderer->resize(fbw, fbh, error)) {
+    // Dropped files, and the background pack: its preview opens as soon as it exists, the
+    // full archive replaces it when complete.
+    if (!keys.dropped.empty()) {
+      openDropped(keys.dropped);
+      keys.dropped.clear();
+    }
+    if (job) {
+      const PackJob::Status js = job->status();
+      if (js.stage == PackJob::Stage::Full && js.preview != shownPreview) {
+        shownPreview = js.preview;
+        openArchive(js.preview, false);
+      } else if (js.stage == PackJob::Stage::Done) {
+        if (openArchive(js.archive, !shownPreview.empty()) && !options.quiet)
+          std::printf("hfview: %s %s in %.1f s\n", js.fromCache ? "found" : "packed", js.archive.c_str(), js.seconds);
+        shownPreview.clear();
+        job.reset();
+      } else if (js.stage == PackJob::Stage::Failed) {
+        fileMessage = "cannot pack: " + js.error;
+        fileMessageIsError = true;
+        std::fprintf(stderr, "Error: %s\n", fileMessage.c_str());
+        job.reset();
+      }
+    }
+    if (renderer && !renderer->resize(fbw, fbh, error)) {
       std::fprintf(stderr, "Error: %s\n", error.c_str());
       rc = 1;
       break;
@@ -389,6 +503,43 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
     ImGui::NewFrame();
+
+    // What is being opened: the pack's stage and progress, the last open's message.
+    auto filePanel = [&] {
+      if (job) {
+        const PackJob::Status js = job->status();
+        const std::string name = std::filesystem::path(job->request().inputs[0]).filename().string();
+        if (js.stage == PackJob::Stage::Full)
+          ImGui::Text("packing %s in full (%.0f s); showing a preview", name.c_str(), js.seconds);
+        else
+          ImGui::Text("packing %s: a preview first (%.0f s)", name.c_str(), js.seconds);
+        char label[32];
+        std::snprintf(label, sizeof label, "%.0f %%", 100.0 * js.fraction);
+        ImGui::ProgressBar(float(js.fraction), ImVec2(-1, 0), label);
+      } else if (!renderer) {
+        ImGui::TextWrapped("Drop a DEM (anything GDAL reads) or an .hfa archive on this window.");
+      }
+      if (!fileMessage.empty())
+        ImGui::TextColored(fileMessageIsError ? ImVec4(1.0f, 0.35f, 0.35f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1.0f),
+                           "%s", fileMessage.c_str());
+    };
+    if (!renderer) {  // nothing open yet: the panel over the background
+      ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
+      ImGui::SetNextWindowSize(ImVec2(360, 0), ImGuiCond_FirstUseEver);
+      ImGui::Begin("hfview (F1 hides)");
+      filePanel();
+      ImGui::End();
+      ImGui::Render();
+      glBindFramebuffer(GL_FRAMEBUFFER, 0);
+      glViewport(0, 0, fbw, fbh);
+      glClearColor(rs.background[0], rs.background[1], rs.background[2], 1.0f);
+      glClear(GL_COLOR_BUFFER_BIT | GL_DEPTH_BUFFER_BIT);
+      ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+      window.swapBuffers();
+      ++frames;
+      keys.clicks.clear();
+      continue;
+    }
 
     // Camera input (ignored while ImGui wants the mouse / keyboard).
     double cx = 0, cy = 0;
@@ -413,7 +564,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     lastCursorY = cy;
     keys.wheel = 0;
     if (keys.toggleMode)
-      controller.toggleMode(0.5 * (terrainMinZ + terrainMaxZ), 0.5 * diag);
+      controller.toggleMode(0.5 * (terrainMinZ + terrainMaxZ), 0.5 * std::hypot(extentX, extentY));
     if (keys.resetCamera)
       controller.setCamera(options.haveCamera ? options.camera : renderer->defaultCamera());
     if (keys.togglePanel) ui.showPanel = !ui.showPanel;
@@ -470,13 +621,13 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
     const bool haveHit = !io.WantCaptureMouse && renderer->pick(cx * sx, cy * sy, hit);
     // Clicks on the terrain: the measure tool's ends, or (double click) a flight to the point.
     const double exagNow = renderer->settings().verticalExaggeration;
-    if (keys.toggleMeasure) measure.active = !measure.active;
+    if (keys.toggleMeasure) measure->active = !measure->active;
     keys.toggleMeasure = false;
     for (const KeyEvents::Click& k : keys.clicks) {
       std::array<double, 3> p{};
       if (!renderer->pick(k.x * sx, k.y * sy, p)) continue;
-      if (measure.active) {
-        if (measure.click(p, exagNow) && !options.quiet) std::printf("hfview: %s\n", measure.summary().c_str());
+      if (measure->active) {
+        if (measure->click(p, exagNow) && !options.quiet) std::printf("hfview: %s\n", measure->summary().c_str());
       }
       else if (k.isDouble) flight.start(controller.camera(), p, now);
     }
@@ -499,6 +650,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
       ImGui::SetNextWindowSize(ImVec2(360, 0), ImGuiCond_FirstUseEver);
       ImGui::Begin("hfview (F1 hides)");
+      filePanel();
       ImGui::Text("frame %.2f ms (%.1f fps)", frameMsSmooth, frameMsSmooth > 0 ? 1000.0 / frameMsSmooth : 0.0);
       for (int p = 0; p < 3; ++p) {
         const double ms = st.gpuMs[size_t(p)];
@@ -564,6 +716,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::Text("eye %.0f, %.0f, %.0f  yaw %.1f pitch %.1f", cam.x, cam.y, cam.z, cam.yaw,
                   cam.pitch);
       if (haveHit) {
+        const hfa::Header& header = archive->header();
         const double exag = cur.verticalExaggeration > 0 ? cur.verticalExaggeration : 1;
         // World -> level-0 sample (column, row) -> georeferenced (GDAL geotransform,
         // pixel-is-area: the sample centre is at +0.5).
@@ -589,7 +742,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       } else {
         ImGui::Text("cursor: -");
       }
-      measure.panel();
+      measure->panel();
       {
         std::string have;
         for (int k = 1; k <= hfr::CameraBookmarks::kSlots; ++k)
@@ -665,7 +818,7 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
       ImGui::End();
     }
     recording.drawOverlay(now);
-    measure.overlay(*renderer, exagNow, sx > 0 ? 1.0 / sx : 1.0, sy > 0 ? 1.0 / sy : 1.0);
+    measure->overlay(*renderer, exagNow, sx > 0 ? 1.0 / sx : 1.0, sy > 0 ? 1.0 / sy : 1.0);
     ImGui::Render();
 
     // Present: the terrain FBO blitted to the window, the UI on top.
@@ -707,8 +860,8 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
                        const hfr::RenderSettings& s, std::string& err, std::string& note) {
         renderer.reset();
         strategy.reset();
-        strategy = hfr::makeRenderStreamStrategy(name, archive, err, note, so);
-        if (strategy) renderer = hfr::Renderer::create(archive, *strategy, s, err);
+        strategy = hfr::makeRenderStreamStrategy(name, *archive, err, note, so);
+        if (strategy) renderer = hfr::Renderer::create(*archive, *strategy, s, err);
         return renderer != nullptr;
       };
       std::string err, note;
@@ -754,7 +907,9 @@ int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
   glfwSetScrollCallback(win, nullptr);
   glfwSetKeyCallback(win, nullptr);
   glfwSetMouseButtonCallback(win, nullptr);
+  glfwSetDropCallback(win, nullptr);
   g_keys = nullptr;
+  job.reset();  // a pack in progress is cancelled (hfpack leaves no file)
   renderer.reset();
   if (options.glDebug) {
     glDebugMessageCallback(nullptr, nullptr);

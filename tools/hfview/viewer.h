@@ -9,6 +9,7 @@
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
 #include "render/gl/window.h"
+#include "dem_cache.h"
 
 namespace hfa {
 class ArchiveReader;
@@ -17,7 +18,8 @@ class ArchiveReader;
 namespace hfview {
 
 struct ViewerOptions {
-  std::string archivePath;
+  std::string archivePath;     // the archive given (empty when a PackJob makes it)
+  std::string stream = "cpu";  // the strategy for archives the window opens (drops, packs)
   std::string screenshot;      // non-empty: render until settled, write it and exit
   int maxFrames = 2000;        // with screenshot: give up waiting for "settled" after this
   bool haveCamera = false;
@@ -33,11 +35,14 @@ struct ViewerOptions {
 };
 
 // Runs the window loop until the window is closed (or Esc). Returns the exit status; errors are
-// printed as one "Error: ..." line. The viewer owns the strategy (made with
-// hfr::makeRenderStreamStrategy from `streamOptions`): the panel's Apply replaces it and the
-// renderer (strategy, CUDA stream count, atlas budget) and restores them when the new ones fail.
-int runViewer(hfr::WindowContext& window, const hfa::ArchiveReader& archive,
-              std::unique_ptr<hfr::StreamStrategy> strategy,
+// printed as one "Error: ..." line. The viewer owns the archive and its strategy (made with
+// hfr::makeRenderStreamStrategy from `streamOptions`): the panel's Apply replaces the strategy
+// and the renderer (strategy, CUDA stream count, atlas budget) and restores them when the new
+// ones fail. `archive` and `strategy` may be null while `job` packs the DEMs given: the window
+// then shows the pack's progress, opens its preview, then the full archive. Files dropped on
+// the window open the same way (one archive at once; DEMs through a new PackJob).
+int runViewer(hfr::WindowContext& window, std::unique_ptr<hfa::ArchiveReader> archive,
+              std::unique_ptr<hfr::StreamStrategy> strategy, std::unique_ptr<PackJob> job,
               const hfr::StreamOptions& streamOptions, const hfr::RenderSettings& settings,
               const ViewerOptions& options);
 

@@ -1,5 +1,6 @@
 // renderer.cpp - atlas, streaming glue, Domino multi-draw and the FBO target.
 #include "render/gl/renderer.h"
+#include "runtime/runtime_files.h"
 
 #include <glad/gl.h>
 
@@ -21,9 +22,6 @@
 #include "render/stream/colour.h"
 #include "render/stream/request.h"
 
-#ifndef HF_SHADER_DIR
-#define HF_SHADER_DIR "shaders"
-#endif
 
 namespace hfr {
 
@@ -476,7 +474,11 @@ bool Renderer::Impl::init(std::string& error) {
   std::string dir = settings.shaderDir;
   if (dir.empty()) {
     const char* env = std::getenv("HF_SHADER_DIR");
-    dir = env && *env ? env : HF_SHADER_DIR;
+    dir = env && *env ? env : hfrt::runtimeDir("shaders");
+    if (dir.empty()) {
+      error = "no shaders/ folder beside the executable, in ../share/hfview or in the source tree; set HF_SHADER_DIR";
+      return false;
+    }
   }
   shaderDirectory = dir;
   program = compileProgram(dir, "terrain.vert", "terrain.frag", error);

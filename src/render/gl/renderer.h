@@ -101,7 +101,7 @@ struct RenderSettings {
   std::string oceanDevice;           // where the fields are computed: "cpu" (FFTW worker) |
                                      // "cuda" (GPU, falls back to cpu) | "" = cuda with the
                                      // cuda height strategy, else cpu
-  std::string shaderDir;             // empty: $HF_SHADER_DIR, else the source tree's shaders/
+  std::string shaderDir;             // empty: $HF_SHADER_DIR, else hfrt::runtimeDir("shaders")
   // Tests: an atlas allocation of more bytes than this fails as if the GPU were out of memory
   // (GL_OUT_OF_MEMORY), to exercise the shrinking in create() on any driver. 0 = no limit.
   size_t debugMaxAtlasBytes = 0;

@@ -655,6 +655,91 @@ TEST(ReadLimiter, ArchiveReadsPassThroughItAndCacheCanBeDropped) {
   EXPECT_EQ(closed.residentFraction(), -1.0);
 }
 
+// Progressive loading: decodeTileLossy reads a tile's header and layers 1 + 2 only (the limiter
+// charged that much), decodes them as decodeTile at L12 does, and the exact decode after it is
+// charged only the rest; tiles without layers (raw, 2DRBUC) come whole and exact. A corrupt byte
+// in layer 3 is not seen by the lossy decode (no checksum covers its part) but fails the exact one.
+TEST(Archive, LossyDecodeReadsLayersOneAndTwoOnly) {
+  const fs::path dir = tempDir();
+  std::string error;
+  for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::HfpacRbuc, hfa::Codec::Raw}) {
+    const std::string path = writeArchive(dir, std::string("lossy_") + hfa::codecName(codec) + ".hfa", codec);
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(path, error)) << error;
+    FakeClock c;
+    auto limiter = std::make_shared<hfa::ReadLimiter>(1e6, c.clock());
+    r.setReadLimiter(limiter);
+    std::vector<uint16_t> lossy(size_t(kP) * kP), l12(lossy.size()), exact(lossy.size());
+    size_t layered = 0;
+    uint64_t payloads = 0;
+    for (size_t t = 0; t < r.tiles().size(); ++t) {
+      const uint32_t size = r.tiles()[t].size;
+      payloads += size;
+      bool isExact = false;
+      uint32_t read = 0;
+      const uint64_t before = limiter->bytes();
+      ASSERT_TRUE(r.decodeTileLossy(t, lossy.data(), isExact, read, error)) << error;
+      EXPECT_EQ(limiter->bytes() - before, read) << r.tileName(t);
+      ASSERT_TRUE(r.decodeTile(t, exact.data(), error, hfpac::Layers::All, read)) << error;
+      EXPECT_EQ(limiter->bytes() - before, size) << "lossy + rest = the payload once, " << r.tileName(t);
+      if (isExact) {
+        EXPECT_EQ(read, size);
+        EXPECT_EQ(lossy, exact);
+        continue;
+      }
+      ++layered;
+      EXPECT_EQ(codec, hfa::Codec::Hfpac);
+      const uint8_t* data;
+      size_t n;
+      hfpac::PatchInfo info;
+      r.setReadLimiter(nullptr);
+      ASSERT_TRUE(r.payload(t, data, n, error)) << error;
+      ASSERT_EQ(hfpac::readInfo(data, n, info), hfpac::Status::Ok);
+      EXPECT_EQ(read, info.layer1Bytes + info.layer2Bytes);
+      EXPECT_LT(read, size);
+      ASSERT_TRUE(r.decodeTile(t, l12.data(), error, hfpac::Layers::L12)) << error;
+      EXPECT_EQ(lossy, l12) << r.tileName(t);
+      EXPECT_EQ(exact, tileSamples(r.tiles()[t].level, r.tiles()[t].x, r.tiles()[t].y));
+      r.setReadLimiter(limiter);
+    }
+    if (codec == hfa::Codec::Hfpac) EXPECT_GT(layered, 0u) << "no tile with a layer 3 to leave out";
+    else EXPECT_EQ(layered, 0u);
+    (void)payloads;
+  }
+  // Layer 3 corrupted: the lossy decode succeeds, the exact one names the checksum.
+  const std::string path = writeArchive(dir, "lossy_bad.hfa", hfa::Codec::Hfpac);
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(path, error)) << error;
+  size_t victim = r.tiles().size();
+  uint64_t at = 0;
+  for (size_t t = 0; t < r.tiles().size() && victim == r.tiles().size(); ++t) {
+    const uint8_t* data;
+    size_t n;
+    hfpac::PatchInfo info;
+    ASSERT_TRUE(r.payload(t, data, n, error)) << error;
+    if (hfpac::readInfo(data, n, info) == hfpac::Status::Ok && !info.flat && !info.stored && info.layer3Bytes > 0) {
+      victim = t;
+      at = r.tiles()[t].offset + info.layer1Bytes + info.layer2Bytes;
+    }
+  }
+  ASSERT_LT(victim, r.tiles().size());
+  r.close();
+  std::vector<uint8_t> bytes = readFile(path);
+  bytes[size_t(at)] ^= 0x5a;
+  writeFile(path, bytes.data(), bytes.size());
+  ASSERT_TRUE(r.open(path, error)) << error;
+  std::vector<uint16_t> buf(size_t(kP) * kP);
+  bool isExact = true;
+  uint32_t read = 0;
+  EXPECT_TRUE(r.decodeTileLossy(victim, buf.data(), isExact, read, error)) << error;
+  EXPECT_FALSE(isExact);
+  EXPECT_FALSE(r.decodeTile(victim, buf.data(), error, hfpac::Layers::All, read));
+  EXPECT_NE(error.find("checksum"), std::string::npos) << error;
+  bool unused = false;
+  EXPECT_FALSE(r.decodeTileLossy(r.tiles().size(), buf.data(), unused, read, error));
+  fs::remove_all(dir);
+}
+
 // Read-ahead (the loaders' willNeed): every tile and indices past the end, twice, before and
 // after a page drop and on a closed reader; the payloads read afterwards are unchanged and
 // the pages it asked for are in memory.

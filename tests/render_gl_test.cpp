@@ -998,6 +998,12 @@ struct FakeSink final : hfr::TileSink {
     data[tile].assign(samples, samples + 129 * 129);
   }
   void commit(size_t, const hfr::AtlasSlot&) override {}
+  bool residentSlot(size_t tile, hfr::AtlasSlot& slot) override {
+    const long s = pages.slot(tile);
+    if (s < 0) return false;
+    slot.layer = uint32_t(s);
+    return true;
+  }
   void failed(size_t, const std::string&) override { ++failures; }
   hfr::PageTable pages;
   std::vector<std::vector<uint16_t>> data;
@@ -1037,6 +1043,77 @@ TEST(CpuStream, DeliversDecodedTilesWithoutBlocking) {
     EXPECT_EQ(sink.data[t], ref) << a.tileName(t);
   }
   EXPECT_GT(s->stats().bytesRead, 0u);
+}
+
+
+// Progressive cpu strategy: every tile is first delivered lossy (the layer 1 + 2 decode, fewer
+// bytes read than the payloads), then refined in place into the same slot: at the end the
+// sink holds the exact samples, nothing is lossy or pending, and the bytes read add up to the
+// payloads once. A tile evicted before its refinement is not refined (and not lossy).
+TEST(CpuStream, ProgressiveDeliversLossyThenRefinesInPlace) {
+  hfa::ArchiveReader a;
+  std::string error;
+  if (!a.open(HF_SAMPLE_ARCHIVE, error)) GTEST_SKIP() << error;
+  auto s = hfr::makeStreamStrategy("cpu", a, error, 2, true);
+  ASSERT_TRUE(s) << error;
+  FakeSink sink(a.tiles().size(), 64);
+  std::vector<size_t> want;
+  uint64_t payloads = 0;
+  for (size_t i = 0; i < 24 && i < a.tiles().size(); ++i) {
+    want.push_back(i);
+    payloads += a.tiles()[i].size;
+  }
+  s->request(want);
+  std::vector<uint8_t> sawLossy(a.tiles().size(), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while ((s->pending() > 0) && std::chrono::steady_clock::now() < deadline) {
+    s->deliver(sink, 4);
+    for (size_t t : want) sawLossy[t] |= s->lossy(t);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(s->pending(), 0u);
+  EXPECT_EQ(sink.failures, 0u);
+  std::vector<uint16_t> ref(129 * 129);
+  size_t lossyTiles = 0;
+  for (size_t t : want) {
+    ASSERT_TRUE(a.decodeTile(t, ref.data(), error)) << error;
+    EXPECT_EQ(sink.data[t], ref) << a.tileName(t) << " not refined to exact";
+    EXPECT_FALSE(s->lossy(t));
+    lossyTiles += sawLossy[t];
+  }
+  const hfr::StreamStats st = s->stats();
+  EXPECT_GT(st.deliveredLossy, 0u) << "the sample terrain has layered tiles";
+  EXPECT_EQ(st.refined, st.deliveredLossy);
+  EXPECT_EQ(st.lossyResident, 0u);
+  EXPECT_EQ(st.delivered, want.size());
+  EXPECT_EQ(st.bytesRead, payloads) << "each payload read once: the prefix, then the rest";
+  EXPECT_GT(lossyTiles, 0u);
+
+  // Evicted before refinement: the refinement is dropped, the tile is not lossy any more.
+  auto s2 = hfr::makeStreamStrategy("cpu", a, error, 1, true);
+  FakeSink small(a.tiles().size(), 64);
+  size_t victim = a.tiles().size();
+  for (size_t t = 0; t < a.tiles().size() && victim == a.tiles().size(); ++t) {
+    bool exact = true;
+    uint32_t read = 0;
+    if (a.decodeTileLossy(t, ref.data(), exact, read, error) && !exact) victim = t;
+  }
+  ASSERT_LT(victim, a.tiles().size());
+  s2->request({victim});
+  const auto d2 = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!s2->lossy(victim) && std::chrono::steady_clock::now() < d2) {
+    s2->deliver(small, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(s2->lossy(victim));
+  small.pages.release(victim);  // evicted
+  while (s2->pending() > 0 && std::chrono::steady_clock::now() < d2) {
+    s2->deliver(small, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(s2->pending(), 0u);
+  EXPECT_FALSE(s2->lossy(victim));
+  EXPECT_EQ(s2->stats().refined, 0u);
 }
 
 }  // namespace

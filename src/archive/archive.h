@@ -249,10 +249,24 @@ class ArchiveReader {
 
   // Payload bytes of a tile after checking bounds and CRC. Pointers stay valid until close().
   // With a read limiter set, waits for the payload's transfer first (as imageryPayload does).
-  bool payload(size_t tile, const uint8_t*& data, size_t& size, std::string& error) const;
-  // Decodes a tile into dst (p * p samples, stride p). Thread-safe.
+  // `alreadyRead`: bytes at the payload's start read before (decodeTileLossy), not charged to
+  // the read limiter again.
+  bool payload(size_t tile, const uint8_t*& data, size_t& size, std::string& error,
+               uint32_t alreadyRead = 0) const;
+  // Decodes a tile into dst (p * p samples, stride p). Thread-safe. `alreadyRead` as payload().
   bool decodeTile(size_t tile, uint16_t* dst, std::string& error,
-                  hfpac::Layers layers = hfpac::Layers::All) const;
+                  hfpac::Layers layers = hfpac::Layers::All, uint32_t alreadyRead = 0) const;
+  // Progressive loading (hfview --progressive): only the first part of a tile's payload, the
+  // stream header with layers 1 and 2 (hfpac::PatchInfo layer1Bytes + layer2Bytes, typically a
+  // fraction of the payload), decoded at Layers::L12, i.e. within 2^(b-1) of the exact heights.
+  // Nothing past that part is read (the decoder does not touch layer 3 at L12) and the read
+  // limiter is charged for it alone; `bytesRead` says how much it was. The part cannot be
+  // checksummed (the CRC covers the whole payload): a corrupt one fails here or decodes to
+  // wrong heights, and the exact decode that replaces them (decodeTile with alreadyRead =
+  // bytesRead) checks the CRC. Tiles with no such part (raw, 2DRBUC, stored and flat patches)
+  // are decoded whole and checked as decodeTile does, with `exact` true. Thread-safe.
+  bool decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uint32_t& bytesRead,
+                       std::string& error) const;
   // "tile (L2, x3, y5)" for messages.
   std::string tileName(size_t tile) const;
   // Asks the kernel to start reading these tiles' payload pages now (madvise MADV_WILLNEED):

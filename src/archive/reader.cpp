@@ -370,13 +370,13 @@ long ArchiveReader::find(int level, uint32_t x, uint32_t y) const {
 }
 
 bool ArchiveReader::payload(size_t tile, const uint8_t*& data, size_t& size,
-                            std::string& error) const {
+                            std::string& error, uint32_t alreadyRead) const {
   if (tile >= entries_.size()) {
     error = "tile #" + std::to_string(tile) + " does not exist";
     return false;
   }
   const TileEntry& e = entries_[tile];
-  if (limiter_) limiter_->acquire(e.size);
+  if (limiter_ && e.size > alreadyRead) limiter_->acquire(e.size - alreadyRead);
   data = map_ + e.offset;  // bounds validated in open()
   size = e.size;
   if (crc32(data, size) != e.crc) {
@@ -386,11 +386,43 @@ bool ArchiveReader::payload(size_t tile, const uint8_t*& data, size_t& size,
   return true;
 }
 
+bool ArchiveReader::decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uint32_t& bytesRead,
+                                    std::string& error) const {
+  exact = true;
+  bytesRead = 0;
+  if (tile >= entries_.size()) {
+    error = "tile #" + std::to_string(tile) + " does not exist";
+    return false;
+  }
+  const TileEntry& e = entries_[tile];
+  const int p = header_.tileSize();
+  hfpac::PatchInfo info;
+  // The stream header only (bounds validated in open()); readInfo reads nothing past it.
+  const uint8_t* data = map_ + e.offset;
+  const bool layered = e.codec != Codec::Raw && hfpac::readInfo(data, e.size, info) == hfpac::Status::Ok &&
+                       !info.flat && !info.stored && !info.rbuc && info.width == p && info.height == p &&
+                       info.type == header_.sampleType && info.layer1Bytes + info.layer2Bytes < e.size;
+  if (!layered) {
+    bytesRead = e.size;
+    return decodeTile(tile, dst, error);
+  }
+  bytesRead = info.layer1Bytes + info.layer2Bytes;
+  if (limiter_) limiter_->acquire(bytesRead);
+  const size_t n = size_t(p) * size_t(p);
+  const hfpac::Status s = hfpac::decode(data, e.size, dst, size_t(p), n, hfpac::Layers::L12);
+  if (s != hfpac::Status::Ok) {
+    error = tileName(tile) + ": " + hfpac::statusMessage(s);
+    return false;
+  }
+  exact = false;
+  return true;
+}
+
 bool ArchiveReader::decodeTile(size_t tile, uint16_t* dst, std::string& error,
-                               hfpac::Layers layers) const {
+                               hfpac::Layers layers, uint32_t alreadyRead) const {
   const uint8_t* data;
   size_t size;
-  if (!payload(tile, data, size, error)) return false;
+  if (!payload(tile, data, size, error, alreadyRead)) return false;
   const int p = header_.tileSize();
   const size_t n = size_t(p) * size_t(p);
   const TileEntry& e = entries_[tile];

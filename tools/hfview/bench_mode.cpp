@@ -25,11 +25,11 @@ int runBenchMode(const hfa::ArchiveReader& archive, hfr::StreamStrategy& strateg
   std::printf("hfview bench: %dx%d, tau %.3g px, %s, %zu frames of %.4f s, atlas %zu of %zu tiles\n",
               settings.width, settings.height, settings.tau, run.path.c_str(), s.frames,
               options.dt, run.atlasSlots, run.archiveTiles);
-  std::printf("hfview bench: initial fill %.1f ms (%d frames, %zu tiles, host->device %llu "
-              "compressed + %llu decompressed bytes)\n",
-              run.fill.ms, run.fill.frames, run.fill.tiles,
+  std::printf("hfview bench: initial fill %.1f ms, first view %.1f ms (%d frames, %zu tiles, host->device %llu "
+              "compressed + %llu decompressed bytes, %llu payload bytes read)\n",
+              run.fill.ms, run.fill.viewMs, run.fill.frames, run.fill.tiles,
               (unsigned long long)run.fill.compressedToDevice,
-              (unsigned long long)run.fill.samplesToDevice);
+              (unsigned long long)run.fill.samplesToDevice, (unsigned long long)run.fill.bytesRead);
   std::printf("hfview bench: frame ms median %.3f p95 %.3f p99 %.3f max %.3f (after the first "
               "%.3f); render-thread CPU median %.3f ms; update CPU %.3f GPU %.3f ms/frame\n",
               s.medianMs, s.p95Ms, s.p99Ms, s.maxMs, s.maxAfterFirstMs, s.medianRenderCpuMs,

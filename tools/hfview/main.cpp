@@ -135,6 +135,8 @@ int main(int argc, char** argv) {
   app.add_option("--stream", stream, "streaming strategy: cpu, raw or cuda")->check(CLI::IsMember({"cpu", "raw", "cuda"}));
   app.add_option("--streams", streams, "cuda: CUDA streams, 1..64");
   app.add_option("--cache", cacheArg, "host, or vram[:MIB] (compressed tiles in video memory)");
+  app.add_flag("--progressive", streamOpts.progressive,
+               "cpu: tiles arrive lossy (layers 1 + 2, a fraction of the bytes) and are refined in place to exact");
   app.add_option("--camera", cameraArg, "x,y,z,yaw,pitch");
   app.add_option("--view", viewArg, "shaded, level, ldr, imagery or imagery-lit");
   app.add_option("--imagery-stream", rs.imageryStream, "cpu, cuda or raw (default: as --stream)")

@@ -753,6 +753,11 @@ int runViewer(hfr::WindowContext& window, std::unique_ptr<hfa::ArchiveReader> ar
       ImGui::Separator();
       ImGui::Text("tiles drawn %zu (wanted %zu, missing %zu), triangles %llu", st.tilesDrawn,
                   st.tilesWanted, st.tilesMissing, (unsigned long long)st.triangles);
+      if (appliedOptions.progressive) {
+        const hfr::StreamStats ps = strategy->stats();
+        ImGui::Text("progressive: %zu drawn lossy, %zu refined of %zu delivered lossy", st.lossyDrawn, ps.refined,
+                    ps.deliveredLossy);
+      }
       if (st.tauWanted > renderer->settings().tau * 1.0001)
         ImGui::TextColored(ImVec4(1.0f, 0.6f, 0.2f, 1.0f),
                            "atlas too small for this view: streaming at tau %.2f px", st.tauWanted);

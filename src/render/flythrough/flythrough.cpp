@@ -47,6 +47,7 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.tilesDrawn = st.tilesDrawn;
   f.tilesPending = st.pending;
   f.tilesMissing = st.tilesMissing;
+  f.tilesLossy = st.lossyDrawn;
   f.triangles = st.triangles;
   f.compressedToDevice = st.compressedToDevice;
   f.samplesToDevice = st.samplesToDevice;
@@ -117,6 +118,7 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
     fill.colourTiles += st.colourUploads;
     fill.colourBytesToDevice += st.colourBytesToDevice;
     ++fill.frames;
+    if (fill.viewMs < 0 && renderer->viewComplete()) fill.viewMs = msSince(t0);
     if (renderer->settled()) break;
     if (msSince(t0) > options.fillTimeoutS * 1e3) {
       error = "the atlas fill did not finish within " + std::to_string(int(options.fillTimeoutS)) + " s";
@@ -196,6 +198,7 @@ bool runFlythrough(const hfa::ArchiveReader& archive, StreamStrategy& strategy,
     f.fill = true;
     f.index = i;
     run.frames.push_back(f);
+    if (run.fill.viewMs < 0 && renderer->viewComplete()) run.fill.viewMs = msSince(fill0);
     if (renderer->settled()) break;
     if (msSince(fill0) > options.fillTimeoutS * 1e3) {
       error = "the initial fill did not finish within " +
@@ -290,11 +293,11 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
                "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
                "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read,cache_hits,cache_bytes,"
-               "imagery_cache_hits,imagery_cache_bytes\n");
+               "imagery_cache_hits,imagery_cache_bytes,tiles_lossy\n");
   for (const FlyFrame& r : run.frames)
     std::fprintf(f.get(),
                  "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu,"
-                 "%zu,%zu,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu\n",
+                 "%zu,%zu,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%zu\n",
                  r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
                  r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
                  r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
@@ -303,7 +306,7 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
                  (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice, r.colourCpuMs,
                  (unsigned long long)r.bytesRead, (unsigned long long)r.cacheHits,
                  (unsigned long long)r.cacheBytes, (unsigned long long)r.colourCacheHits,
-                 (unsigned long long)r.colourCacheBytes);
+                 (unsigned long long)r.colourCacheBytes, r.tilesLossy);
   if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
     error = "writing " + path + " failed";
     return false;

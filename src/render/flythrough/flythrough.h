@@ -53,6 +53,7 @@ struct FlyFrame {
   double updateGpuMs = 0, drawGpuMs = 0;                // FrameStats after finishFrame
   size_t tilesRequested = 0, tilesUploaded = 0, tilesDrawn = 0, tilesPending = 0;
   size_t tilesMissing = 0;  // wanted by the camera, not resident (drawn from an ancestor)
+  size_t tilesLossy = 0;    // drawn with lossy heights (progressive loading, not refined yet)
   uint64_t triangles = 0;
   uint64_t compressedToDevice = 0, samplesToDevice = 0;  // host->device bytes this frame
   uint64_t bytesRead = 0;  // height payload bytes the strategy read from the archive this frame
@@ -68,6 +69,10 @@ struct FlyFrame {
 
 struct FillResult {
   double ms = 0;     // wall time from the first fill frame to the settled one
+  // Wall time to the first frame with every wanted height tile resident (Renderer::viewComplete):
+  // with progressive loading the first view, lossy, while `ms` is the exact one; without it
+  // about `ms` (the imagery and the last uploads may settle a frame later). -1: not reached.
+  double viewMs = -1;
   int frames = 0;
   size_t tiles = 0;  // tiles delivered into the atlas during the fill
   uint64_t compressedToDevice = 0, samplesToDevice = 0;

@@ -257,6 +257,12 @@ struct Renderer::Impl final : TileSink {
     ++uploadsThisFrame;
   }
   void commit(size_t, const AtlasSlot&) override { ++uploadsThisFrame; }
+  bool residentSlot(size_t tile, AtlasSlot& slot) override {
+    const long s = pages->slot(tile);
+    if (s < 0) return false;
+    slot = layout.slot(uint32_t(s));
+    return true;
+  }
   uint32_t atlasTexture() const override { return atlas; }
   void failed(size_t tile, const std::string& error) override {
     // A strategy that validates after reserve (cuda) hands back the slot here.
@@ -873,6 +879,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   uint64_t vertices = 0;
   if (st) {
     st->tilesPerLevel.assign(size_t(pyramid.levels), 0);
+    st->lossyDrawn = 0;
     st->tilesPerLdr.assign(size_t(pyramid.tileLog) + 1, 0);
     st->trianglesPerLevel.assign(size_t(pyramid.levels), 0);
     st->triangles = 0;
@@ -909,6 +916,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     if (st) {
       ++st->tilesPerLevel[size_t(d.level)];
       ++st->tilesPerLdr[size_t(d.centre)];
+      if (strategy.lossy(d.tile)) ++st->lossyDrawn;
       const uint64_t tris = r.count >= 2 ? r.count - 2 : 0;
       st->trianglesPerLevel[size_t(d.level)] += tris;
       st->triangles += tris;
@@ -1334,6 +1342,13 @@ bool Renderer::hasImagery() const { return impl_->colour != nullptr; }
 std::string Renderer::imageryStrategy() const { return impl_->colour ? impl_->colour->name() : ""; }
 std::string Renderer::imageryFormat() const {
   return impl_->colour ? colourFormatName(impl_->colour->format()) : "";
+}
+
+bool Renderer::viewComplete() const {
+  if (impl_->frameNo <= 1) return false;
+  for (size_t t : impl_->wanted)
+    if (!impl_->pages->resident(t) && !impl_->failedTiles[t]) return false;
+  return true;
 }
 
 bool Renderer::settled() const {

@@ -109,6 +109,7 @@ struct RenderSettings {
 
 struct FrameStats {
   size_t tilesDrawn = 0, tilesWanted = 0, tilesMissing = 0;  // wanted but not resident
+  size_t lossyDrawn = 0;  // drawn tiles holding lossy heights (progressive, not refined yet)
   size_t uploads = 0, pending = 0, resident = 0, atlasSlots = 0, failedTiles = 0;
   uint64_t vertices = 0;             // strip vertices submitted
   std::vector<size_t> tilesPerLevel;
@@ -180,6 +181,9 @@ class Renderer {
   // True when every tile the camera wants is resident (or failed) and nothing is pending
   // (heights and imagery); false before the first stream() / frame(): nothing was asked yet.
   bool settled() const;
+  // True when every height tile the camera wants is resident (or failed), lossy or exact;
+  // progressive loading reaches this first view before settled() (its exact view).
+  bool viewComplete() const;
   // The tiles the last frame() drew (the selection restricted to resident tiles), in draw
   // order; empty before the first frame(). Tests check them (LOD bound, failed tiles).
   const std::vector<DrawTile>& lastDrawn() const;

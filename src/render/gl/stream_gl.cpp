@@ -325,6 +325,7 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
               hfa::codecName(codec) + " (use --stream cpu or cuda)";
       return nullptr;
     }
+    if (options.progressive) note = "--progressive: a raw archive has no layers; tiles load whole";
     return std::make_unique<RawStreamStrategy>(archive);
   }
   if (name == "cuda") {
@@ -334,14 +335,17 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
     }
 #ifdef HF_HAVE_CUDA_STREAM
     auto s = makeCudaStreamStrategy(archive, options, note);
-    if (s) return s;
+    if (s) {
+      if (options.progressive) note = "--progressive: the cuda strategy loads tiles whole (progressive loading is cpu's)";
+      return s;
+    }
 #else
     note = "this build has no CUDA codec (HF_CUDA=OFF)";
 #endif
     note = "--stream cuda: " + note + "; falling back to cpu";
-    return std::make_unique<CpuStreamStrategy>(archive, options.threads);
+    return std::make_unique<CpuStreamStrategy>(archive, options.threads, options.progressive);
   }
-  return makeStreamStrategy(name, archive, error, options.threads);
+  return makeStreamStrategy(name, archive, error, options.threads, options.progressive);
 }
 
 }  // namespace hfr

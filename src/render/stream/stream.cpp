@@ -116,8 +116,12 @@ void PageTable::release(size_t tile) {
 
 // ---- CpuStreamStrategy ----
 
-CpuStreamStrategy::CpuStreamStrategy(const hfa::ArchiveReader& archive, int threads)
-    : archive_(archive) {
+CpuStreamStrategy::CpuStreamStrategy(const hfa::ArchiveReader& archive, int threads, bool progressive)
+    : archive_(archive), progressive_(progressive) {
+  if (progressive_) {
+    lossy_.assign(archive.tiles().size(), 0);
+    prefixBytes_.assign(archive.tiles().size(), 0);
+  }
   if (threads <= 0) threads = std::max(1, int(std::thread::hardware_concurrency()) - 1);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { worker(); });
 }
@@ -137,27 +141,51 @@ void CpuStreamStrategy::worker() {
   const size_t p = size_t(archive_.header().tileSize());
   for (;;) {
     size_t tile;
+    bool refinement = false;
+    uint32_t alreadyRead = 0;
     ReadAhead ahead;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      // Wanted tiles first; refinements only when none waits.
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty() || !refineQueue_.empty(); });
       if (stop_) return;
-      tile = queue_.front();
-      queue_.pop_front();
-      ahead.take(tile, queue_);
+      if (!queue_.empty()) {
+        tile = queue_.front();
+        queue_.pop_front();
+        ahead.take(tile, queue_);
+      } else {
+        tile = refineQueue_.back();
+        refineQueue_.pop_back();
+        refinement = true;
+        alreadyRead = prefixBytes_[tile];
+      }
     }
-    ahead.advise(archive_);
+    if (!refinement) ahead.advise(archive_);
     // Read (mmap) and decode off the render thread; ArchiveReader is thread-safe after open().
     Done d;
     d.tile = tile;
+    d.refinement = refinement;
     d.samples.resize(p * p);
     std::string error;
-    if (!archive_.decodeTile(tile, d.samples.data(), error)) {
+    uint64_t bytes = 0;
+    bool ok = false;
+    if (progressive_ && !refinement) {
+      bool exact = true;
+      uint32_t read = 0;
+      ok = archive_.decodeTileLossy(tile, d.samples.data(), exact, read, error);
+      d.lossy = ok && !exact;
+      bytes = read;
+    } else {
+      ok = archive_.decodeTile(tile, d.samples.data(), error, hfpac::Layers::All, alreadyRead);
+      bytes = archive_.tiles()[tile].size - alreadyRead;
+    }
+    if (!ok) {
       d.error = error.empty() ? "decode failed" : error;
       d.samples.clear();
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    stats_.bytesRead += archive_.tiles()[tile].size;
+    stats_.bytesRead += bytes;
+    if (d.lossy) prefixBytes_[tile] = uint32_t(bytes);
     done_.push_back(std::move(d));
   }
 }
@@ -183,10 +211,32 @@ size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
       done_.pop_front();
     }
   }
-  size_t n = 0, delivered = 0, failed = 0, dropped = 0;
+  size_t n = 0, delivered = 0, failed = 0, dropped = 0, deliveredLossy = 0, refined = 0;
   uint64_t uploaded = 0;
-  std::vector<size_t> finished;
+  std::vector<size_t> finished, refinedTiles, toRefine;
   for (Done& d : ready) {
+    if (d.refinement) {
+      // In place: the exact samples over the lossy ones, in the tile's slot. A tile evicted
+      // since stays unrefined (loaded again, lossy, when it is wanted again); a corrupt
+      // payload (the CRC covers the whole of it) is reported and its lossy heights dropped.
+      refinedTiles.push_back(d.tile);
+      if (!lossy_[d.tile]) continue;
+      AtlasSlot slot;
+      if (!d.error.empty()) {
+        lossy_[d.tile] = 0;
+        sink.failed(d.tile, d.error);
+        ++failed;
+      } else if (sink.residentSlot(d.tile, slot)) {
+        sink.uploadSamples(d.tile, slot, d.samples.data());
+        uploaded += uint64_t(d.samples.size()) * 2;
+        lossy_[d.tile] = 0;
+        ++refined;
+        ++n;
+      } else {
+        lossy_[d.tile] = 0;
+      }
+      continue;
+    }
     finished.push_back(d.tile);
     if (!d.error.empty()) {
       sink.failed(d.tile, d.error);
@@ -202,13 +252,26 @@ size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
     ++delivered;
     uploaded += uint64_t(d.samples.size()) * 2;
     ++n;
+    if (progressive_) {
+      lossy_[d.tile] = d.lossy;
+      if (d.lossy) {
+        ++deliveredLossy;
+        toRefine.push_back(d.tile);
+      }
+    }
   }
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t t : finished) active_.erase(t);
+  for (size_t t : refinedTiles) refining_.erase(t);
+  for (size_t t : toRefine)
+    if (refining_.insert(t).second) refineQueue_.push_back(t);
+  if (!toRefine.empty()) wake_.notify_all();
   stats_.delivered += delivered;
   stats_.failed += failed;
   stats_.dropped += dropped;
   stats_.samplesToDevice += uploaded;
+  stats_.deliveredLossy += deliveredLossy;
+  stats_.refined += refined;
   return n;
 }
 
@@ -234,20 +297,21 @@ bool CpuStreamStrategy::loadNow(size_t tile, TileSink& sink, std::string& error)
 
 size_t CpuStreamStrategy::pending() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return active_.size();
+  return active_.size() + refining_.size();
 }
 
 StreamStats CpuStreamStrategy::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   StreamStats s = stats_;
   s.requested = active_.size();
+  s.lossyResident = size_t(std::count(lossy_.begin(), lossy_.end(), uint8_t(1)));
   return s;
 }
 
 std::unique_ptr<StreamStrategy> makeStreamStrategy(const std::string& name,
                                                    const hfa::ArchiveReader& archive,
-                                                   std::string& error, int threads) {
-  if (name == "cpu") return std::make_unique<CpuStreamStrategy>(archive, threads);
+                                                   std::string& error, int threads, bool progressive) {
+  if (name == "cpu") return std::make_unique<CpuStreamStrategy>(archive, threads, progressive);
   if (name == "raw" || name == "cuda") {
     error = "--stream " + name + " needs the GL renderer (hfr::makeRenderStreamStrategy)";
     return nullptr;

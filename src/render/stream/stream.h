@@ -105,6 +105,9 @@ class TileSink {
   virtual void uploadSamples(size_t tile, const AtlasSlot& slot, const uint16_t* samples) = 0;
   // For strategies that wrote the slot themselves (cuda): makes the tile resident.
   virtual void commit(size_t tile, const AtlasSlot& slot) = 0;
+  // The slot of a resident tile (false when it is not resident): a progressive strategy
+  // refines a tile in place, uploading its exact samples over the lossy ones.
+  virtual bool residentSlot(size_t tile, AtlasSlot& slot) = 0;
   // The tile could not be loaded (corrupt payload): it stays absent and is drawn from an
   // ancestor; `error` is one line.
   virtual void failed(size_t tile, const std::string& error) = 0;
@@ -133,6 +136,9 @@ struct StreamStats {
   // it runs or when there is none).
   uint64_t cacheHits = 0, cacheMisses = 0, cacheBytes = 0, cacheCapacity = 0;
   double preloadMs = 0;
+  // Progressive loading (CpuStreamStrategy progressive): tiles delivered lossy (layers 1 + 2)
+  // and refined in place to exact so far, and the resident tiles still lossy now.
+  size_t deliveredLossy = 0, refined = 0, lossyResident = 0;
 };
 
 class StreamStrategy {
@@ -146,8 +152,12 @@ class StreamStrategy {
   virtual size_t deliver(TileSink& sink, size_t maxTiles) = 0;
   // Loads one tile synchronously (start-up: the top level, so the first frame has data).
   virtual bool loadNow(size_t tile, TileSink& sink, std::string& error) = 0;
-  // Tiles queued, being loaded or finished but not delivered.
+  // Tiles queued, being loaded or finished but not delivered (refinements of lossy tiles
+  // included: a view is settled when it is exact).
   virtual size_t pending() const = 0;
+  // True while `tile` holds lossy heights (delivered from layers 1 + 2, its refinement not yet
+  // delivered); render thread only. Always false for strategies that load tiles whole.
+  virtual bool lossy(size_t /*tile*/) const { return false; }
   virtual StreamStats stats() const = 0;
   // Collects the figures of device work that has completed (StreamStats::deviceMs); never
   // waits. Benchmarks call it after the GPU finished a frame.
@@ -181,9 +191,17 @@ struct ReadAhead {
   void advise(const hfa::ArchiveReader& archive) const;  // stream.cpp
 };
 
+//
+// Progressive (`progressive` true, hfview --progressive): a tile is first read up to its
+// layers 1 + 2 and decoded at L12 (ArchiveReader::decodeTileLossy: a fraction of the bytes,
+// heights within 2^(b-1)), delivered, and then refined in place: once no wanted tile waits,
+// the workers read the rest of the payloads of the lossy tiles (the most recently delivered
+// first), decode them exactly (CRC checked) and deliver() uploads them into the tile's slot
+// (TileSink::residentSlot; a tile evicted meanwhile is simply not refined). pending() counts
+// the refinements still to do.
 class CpuStreamStrategy final : public StreamStrategy {
  public:
-  CpuStreamStrategy(const hfa::ArchiveReader& archive, int threads = 0);
+  CpuStreamStrategy(const hfa::ArchiveReader& archive, int threads = 0, bool progressive = false);
   ~CpuStreamStrategy() override;
   CpuStreamStrategy(const CpuStreamStrategy&) = delete;
   CpuStreamStrategy& operator=(const CpuStreamStrategy&) = delete;
@@ -194,20 +212,30 @@ class CpuStreamStrategy final : public StreamStrategy {
   bool loadNow(size_t tile, TileSink& sink, std::string& error) override;
   size_t pending() const override;
   StreamStats stats() const override;
+  bool lossy(size_t tile) const override { return tile < lossy_.size() && lossy_[tile]; }
 
  private:
   struct Done {
     size_t tile;
     std::vector<uint16_t> samples;
     std::string error;  // non-empty: failed
+    bool lossy = false;       // layers 1 + 2 only (progressive)
+    bool refinement = false;  // the exact samples of a tile delivered lossy
   };
   void worker();
 
   const hfa::ArchiveReader& archive_;
+  const bool progressive_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<size_t> queue_;            // not started
   std::unordered_set<size_t> active_;   // queued, decoding, or done and not delivered
+  // Progressive: lossy tiles to refine (newest at the back, taken from there) and those in
+  // refinement (queued, decoding or done); lossy_ per tile, written by deliver() only.
+  std::deque<size_t> refineQueue_;
+  std::unordered_set<size_t> refining_;
+  std::vector<uint8_t> lossy_;
+  std::vector<uint32_t> prefixBytes_;  // per tile: bytes read by its lossy decode
   std::deque<Done> done_;
   StreamStats stats_;
   bool stop_ = false;
@@ -218,6 +246,7 @@ class CpuStreamStrategy final : public StreamStrategy {
 // hfr::makeRenderStreamStrategy (render/gl/stream_gl.h); here they give nullptr and an error.
 std::unique_ptr<StreamStrategy> makeStreamStrategy(const std::string& name,
                                                    const hfa::ArchiveReader& archive,
-                                                   std::string& error, int threads = 0);
+                                                   std::string& error, int threads = 0,
+                                                   bool progressive = false);
 
 }  // namespace hfr

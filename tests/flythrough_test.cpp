@@ -169,7 +169,7 @@ TEST(FlythroughSummary, NoFlightFrames) {
 
 // ---- CSV ----
 
-constexpr size_t kCsvColumns = 28;
+constexpr size_t kCsvColumns = 29;
 
 TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   TempDir dir;
@@ -200,6 +200,7 @@ TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   EXPECT_EQ(header[25], "cache_bytes");
   EXPECT_EQ(header[26], "imagery_cache_hits");
   EXPECT_EQ(header[27], "imagery_cache_bytes");
+  EXPECT_EQ(header[28], "tiles_lossy");
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto c = split(rows[r], ',');
     ASSERT_EQ(c.size(), kCsvColumns) << "row " << r << ": " << rows[r];

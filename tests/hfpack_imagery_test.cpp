@@ -424,11 +424,11 @@ TEST(HfpackImagery, Bc1TilesPackVerifyInfoAndTranscode) {
     std::string args, expect;
   } cases[] = {
       {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa"), "needs --codec"},
-      {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa") + " --imagery-codec dxt1", "must be jpeg, raw or bc1"},
+      {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa") + " --imagery-codec dxt1", "--imagery-codec: dxt1 not in {jpeg,raw,bc1}"},
       {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa") + " --codec raw --imagery-bc1 fast",
        "--imagery-bc1 needs --imagery-codec"},
       {"transcode " + (dir / "bc1.hfa") + " " + (dir / "x.hfa") + " --imagery-codec bc1 --imagery-bc1 slow",
-       "--imagery-bc1 slow"},
+       "--imagery-bc1: slow not in {quality,fast}"},
       {"transcode " + (dir / "ps257.hfa") + " " + (dir / "x.hfa") + " --imagery-codec bc1", "no imagery to re-code"},
   };
   ASSERT_EQ(run((dir / "ps257.tif") + " -o " + (dir / "ps257.hfa") + " -q", output), 0) << output;
@@ -467,10 +467,10 @@ TEST(HfpackImagery, BadImageryInputs) {
       {ps + " -o " + out + " --imagery " + (dir / "nopalette.vrt"), "palette band without colours"},
       {ps + " -o " + out + " --imagery " + world, "the DEM is not"},
       {ps + " -o " + out + " --imagery " + (dir / "missing.png"), "No such file"},
-      {ps + " -o " + out + " --imagery " + tex + " --imagery-quality 0", "--imagery-quality 0"},
-      {ps + " -o " + out + " --imagery " + tex + " --imagery-codec png", "must be jpeg, raw or bc1"},
-      {ps + " -o " + out + " --imagery " + tex + " --imagery-codec bc1 --imagery-bc1 best", "--imagery-bc1 best"},
-      {ps + " -o " + out + " --imagery " + tex + " --imagery-resampling mode", "--imagery-resampling mode"},
+      {ps + " -o " + out + " --imagery " + tex + " --imagery-quality 0", "--imagery-quality: Value 0 not in range 1 to 100"},
+      {ps + " -o " + out + " --imagery " + tex + " --imagery-codec png", "--imagery-codec: png not in {jpeg,raw,bc1}"},
+      {ps + " -o " + out + " --imagery " + tex + " --imagery-codec bc1 --imagery-bc1 best", "--imagery-bc1: best not in"},
+      {ps + " -o " + out + " --imagery " + tex + " --imagery-resampling mode", "--imagery-resampling: mode not in"},
       {ps + " -o " + out + " --imagery " + tex + " --imagery-max-texels-per-sample 0.5", "max-texels"},
       {"verify " + out + " --imagery " + tex, ""},  // no archive: its own error
   };

@@ -386,27 +386,27 @@ TEST(HfpackCli, BadCommandLines) {
   expectError(runCmd(out, dir), "no input raster", dir);
   expectError(runCmd(src, dir), "no output", dir);
   expectError(runCmd(src + out + " --frobnicate", dir), "unknown option --frobnicate", dir);
-  expectError(runCmd(src + out + " --patch", dir), "needs a value", dir);
+  expectError(runCmd(src + out + " --patch", dir), "--patch: 1 required", dir);
   expectError(runCmd(src + out + " --patch 100", dir), "2^n + 1", dir);
   expectError(runCmd(src + out + " --patch abc", dir), "not an integer", dir);
   expectError(runCmd(src + out + " --segment 7", dir), "--segment 7", dir);
-  expectError(runCmd(src + out + " --bits 17", dir), "--bits 17", dir);
-  expectError(runCmd(src + out + " --codec zip", dir), "--codec zip", dir);
+  expectError(runCmd(src + out + " --bits 17", dir), "--bits: 17: must be auto or 0..16", dir);
+  expectError(runCmd(src + out + " --codec zip", dir), "--codec: zip not in {hfpac,hfpac+rbuc,raw}", dir);
   expectError(runCmd(src + out + " --gpu-batch 0", dir), "--gpu-batch", dir);
-  expectError(runCmd(src + out + " --device tpu", dir), "--device tpu", dir);
-  expectError(runCmd(src + out + " --nodata maybe", dir), "--nodata maybe", dir);
+  expectError(runCmd(src + out + " --device tpu", dir), "--device: tpu not in {cpu,cuda}", dir);
+  expectError(runCmd(src + out + " --nodata maybe", dir), "--nodata: maybe not in {fill,keep}", dir);
   expectError(runCmd(src + out + " --vertical-scale -1", dir), "--vertical-scale", dir);
   expectError(runCmd(src + out + " --levels 9", dir), "--levels 9", dir);
   expectError(runCmd(src + out + " --t_srs NOT_A_CRS", dir), "--t_srs", dir);
   const std::string ps = kDem + "/ps_height_1k.png";
-  expectError(runCmd(ps + out + " --spacing 0", dir), "--spacing 0", dir);
-  expectError(runCmd(ps + out + " --spacing -160", dir), "--spacing -160", dir);
-  expectError(runCmd(ps + out + " --spacing 160,", dir), "--spacing 160,", dir);
-  expectError(runCmd(ps + out + " --spacing 160,x", dir), "--spacing 160,x", dir);
-  expectError(runCmd(ps + out + " --spacing inf", dir), "--spacing inf", dir);
+  expectError(runCmd(ps + out + " --spacing 0", dir), "--spacing: 0: must be X or X,Y", dir);
+  expectError(runCmd(ps + out + " --spacing -160", dir), "--spacing: -160:", dir);
+  expectError(runCmd(ps + out + " --spacing 160,", dir), "--spacing: 160,:", dir);
+  expectError(runCmd(ps + out + " --spacing 160,x", dir), "--spacing: 160,x:", dir);
+  expectError(runCmd(ps + out + " --spacing inf", dir), "--spacing: inf:", dir);
   expectError(runCmd(src + out + " --spacing 30", dir), "georeferenced", dir);  // zion has a geotransform
   expectError(runCmd(ps + out + " -a_srs NOT_A_CRS", dir), "-a_srs NOT_A_CRS", dir);
-  expectError(runCmd(ps + out + " -a_ullr 0 10 10", dir), "needs 4 values", dir);
+  expectError(runCmd(ps + out + " -a_ullr 0 10 10", dir), "--a_ullr: 4 required", dir);
   expectError(runCmd(ps + out + " -a_ullr 0 10 ten 0", dir), "-a_ullr: not a number: ten", dir);
   expectError(runCmd(ps + out + " -a_ullr 5 10 5 0", dir), "-a_ullr: empty bounds", dir);
   expectError(runCmd(ps + out + " --vertical-offset abc", dir), "--vertical-offset", dir);
@@ -416,6 +416,37 @@ TEST(HfpackCli, BadCommandLines) {
   expectError(runCmd("info", dir), "one archive", dir);
   expectError(runCmd("info " + (dir / "missing.hfa"), dir), "No such file", dir);
   expectError(runCmd("verify", dir), "one archive", dir);
+}
+
+// gdal_translate's single-dash spellings (and --a_srs / --a_ullr), negative and leading-dot
+// numbers as values, repeated options (the last one counts; --config adds up), --help: the
+// command line packs what the API packs.
+TEST(HfpackCli, GdalSpellingsAndNegativeNumbers) {
+  if (!haveDem("ps_height_1k.png")) GTEST_SKIP() << "no shared DEMs";
+  TempDir dir;
+  const std::string src = kDem + "/ps_height_1k.png";
+  CmdResult r = runCmd(src + " -a_srs EPSG:32610 -a_ullr 1 2 3 4 -a_ullr -500000 5300000 -336000 5136000"
+                             " --vertical-offset -.5 --config GDAL_CACHEMAX 32 --config GDAL_NUM_THREADS 1"
+                             " --patch 65 --patch 129 -q -o " + (dir / "cli.hfa"), dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  hfpack::PackOptions o = packOptions({src}, dir / "api.hfa");
+  o.aSrs = "EPSG:32610";
+  o.aUllr = true;
+  const double ullr[4] = {-500000, 5300000, -336000, 5136000};
+  std::copy(ullr, ullr + 4, o.ullr);
+  o.verticalOffset = -0.5;
+  hfpack::PackResult pr;
+  std::string error;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  EXPECT_EQ(fileBytes(dir / "cli.hfa"), fileBytes(dir / "api.hfa"));
+  r = runCmd("verify " + (dir / "cli.hfa") + " -q --source " + src +
+             " --a_srs EPSG:32610 --a_ullr -500000 5300000 -336000 5136000 --threads 2", dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = runCmd("--help", dir);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_NE(r.out.find("--a_ullr ULX ULY LRX LRY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("The list of\n  rasters ends at the next option"), std::string::npos) << r.out;  // the footer
 }
 
 TEST(HfpackCli, BadInputs) {
@@ -867,11 +898,11 @@ TEST(HfpackTranscode, CommandLine) {
   expectError(runCmd("transcode " + a + " " + a + " --codec raw", dir), "is the input archive", dir, keep);
   expectError(runCmd("transcode " + a + " " + dir.path.string() + "/./a.hfa --codec raw", dir), "is the input archive",
               dir, keep);
-  expectError(runCmd("transcode " + a + out + " --codec zip", dir), "--codec zip", dir, keep);
+  expectError(runCmd("transcode " + a + out + " --codec zip", dir), "--codec: zip not in", dir, keep);
   expectError(runCmd("transcode " + a + out, dir), "needs --codec", dir, keep);
   expectError(runCmd("transcode " + a + " --codec raw", dir), "takes IN.hfa OUT.hfa", dir, keep);
   expectError(runCmd("transcode " + a + out + " --codec raw --patch 129", dir), "--patch is not an option", dir, keep);
-  expectError(runCmd("transcode " + a + out + " --codec raw --device tpu", dir), "--device tpu", dir, keep);
+  expectError(runCmd("transcode " + a + out + " --codec raw --device tpu", dir), "--device: tpu not in", dir, keep);
   expectError(runCmd("transcode " + a + " " + (dir / "no/such/dir.hfa") + " --codec raw", dir), "temporary", dir, keep);
   expectError(runCmd(src + " -o " + (dir / "p.hfa") + " --verify", dir), "--verify", dir, keep);
 }

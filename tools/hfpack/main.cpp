@@ -1,4 +1,5 @@
-// main.cpp - the hfpack command line (a thin wrapper around hfpack.h).
+// main.cpp - the hfpack command line (a thin wrapper around hfpack.h), parsed with CLI11
+// (tools/cli/cli.h; `hfpack --help` lists every option).
 //
 //   hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]
 //          [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M] [--vertical-offset O]
@@ -27,17 +28,19 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <atomic>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "cli.h"
 #include "hfpack.h"
 
 namespace {
@@ -45,25 +48,19 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 void onSignal(int) { g_interrupted = true; }
 
-const char* kUsage =
-    "Usage: hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]\n"
-    "              [--codec hfpac|hfpac+rbuc|raw] [--levels N]\n"
-    "              [--vertical-scale M] [--vertical-offset O] [--spacing X[,Y]]\n"
-    "              [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--t_srs SRS]\n"
-    "              [--nodata fill|keep] [--threads N] [--device cpu|cuda] [--gpu-batch N]\n"
-    "              [--band B] [--config KEY VALUE] [-q]\n"
-    "              [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw|bc1]\n"
-    "               [--imagery-bc1 quality|fast] [--imagery-resampling bilinear|cubic|lanczos|average]\n"
-    "               [--imagery-max-texels-per-sample 8]]\n"
-    "       hfpack info ARCHIVE\n"
-    "       hfpack verify ARCHIVE [--source INPUT... [-a_srs SRS] [-a_ullr ...] [--t_srs SRS]]\n"
-    "              [--imagery RASTER... [--imagery-resampling R]] [--threads N] [-q]\n"
-    "       hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9]\n"
-    "              [--bits auto|N] [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]\n"
-    "              [--imagery-codec jpeg|raw|bc1 [--imagery-quality Q] [--imagery-bc1 quality|fast]]\n"
-    "       hfpack transcode IN.hfa OUT.hfa --imagery-codec jpeg|raw|bc1 [--imagery-quality Q]\n"
-    "              [--imagery-bc1 quality|fast] [--threads N] [--verify] [-q]   (heights copied)\n"
-    "\n"
+const char* kDescription =
+    "Packs DEMs into tile archives (.hfa); shows, verifies and transcodes archives.\n"
+    "  hfpack INPUT... -o OUT.hfa [OPTIONS]\n"
+    "  hfpack info ARCHIVE\n"
+    "  hfpack verify ARCHIVE [--source INPUT... [-a_srs SRS] [-a_ullr ...] [--t_srs SRS]]\n"
+    "         [--imagery RASTER... [--imagery-resampling R]] [--threads N] [-q]\n"
+    "  hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9]\n"
+    "         [--bits auto|N] [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]\n"
+    "         [--imagery-codec jpeg|raw|bc1 [--imagery-quality Q] [--imagery-bc1 quality|fast]]\n"
+    "  hfpack transcode IN.hfa OUT.hfa --imagery-codec jpeg|raw|bc1 [--imagery-quality Q]\n"
+    "         [--imagery-bc1 quality|fast] [--threads N] [--verify] [-q]   (heights copied)\n";
+
+const char* kFooter =
     "  Heights are stored as height = offset + scale x sample. Integer sources keep their samples\n"
     "  (lossless): --vertical-scale M multiplies the source values (0.1 for decimetres) and\n"
     "  --vertical-offset O is added (metadata only). Float/wide sources are quantised: M is the\n"
@@ -88,16 +85,23 @@ const char* kUsage =
     "  --imagery-quality); without it the imagery is copied as it is. Without --codec the height\n"
     "  tiles are copied as they are (e.g. a bc1 twin: transcode IN OUT --imagery-codec bc1).\n";
 
+// The options only pack takes: transcode refuses them (it keeps the archive's tiling, heights).
+const char* const kPackOnly[] = {"--patch", "--levels", "--max-size", "--progress-lines", "--vertical-scale", "--vertical-offset", "--spacing",
+                                 "--a_srs", "--a_ullr", "--nodata", "--band", "--t_srs", "--imagery",
+                                 "--imagery-resampling", "--imagery-max-texels-per-sample"};
+
 int fail(const std::string& msg) {
   fprintf(stderr, "Error: %s\n", msg.c_str());
   return 1;
 }
 
+constexpr int kIntLimit = 1000000000;  // integers given on the command line: within +-1e9
+
 bool parseInt(const char* s, int& v) {
   char* end = nullptr;
   errno = 0;
   const long x = std::strtol(s, &end, 10);
-  if (!*s || *end || errno || x < -1000000000L || x > 1000000000L) return false;
+  if (!*s || *end || errno || x < -kIntLimit || x > kIntLimit) return false;
   v = int(x);
   return true;
 }
@@ -108,7 +112,76 @@ bool parseDouble(const char* s, double& v) {
   return *s && !*end;
 }
 
-hfpack::Progress makeProgress(bool quiet) {
+// --spacing X[,Y]: positive, finite metres per sample (Y = X when not given).
+bool parseSpacing(const std::string& v, double& x, double& y) {
+  const size_t comma = v.find(',');
+  const std::string xs = v.substr(0, comma), ys = comma == std::string::npos ? xs : v.substr(comma + 1);
+  return parseDouble(xs.c_str(), x) && parseDouble(ys.c_str(), y) && x > 0 && y > 0 && std::isfinite(x) &&
+         std::isfinite(y);
+}
+
+// Numbers read as before CLI11: base-10 integers within +-1e9 (CLI11 alone reads 010 as octal 8
+// and takes 0x10), rewritten in plain form for CLI11's conversion; finite doubles.
+const CLI::Validator kInt(
+    [](std::string& v) {
+      int x = 0;
+      if (!parseInt(v.c_str(), x)) return "not an integer: " + v;
+      v = std::to_string(x);
+      return std::string();
+    },
+    "");
+const CLI::Validator kNumber(
+    [](std::string& v) {
+      double x = 0;
+      return parseDouble(v.c_str(), x) && std::isfinite(x) ? std::string() : "not a number: " + v;
+    },
+    "");
+
+// A number (checked by kInt / kNumber before) for which `ok` holds, else "VALUE: must be WHAT".
+CLI::Validator mustBe(const std::string& what, bool (*ok)(double)) {
+  return CLI::Validator(
+      [what, ok](std::string& v) { return ok(std::strtod(v.c_str(), nullptr)) ? std::string() : v + ": must be " + what; },
+      "");
+}
+
+// "auto" (read as `autoValue`) or a base-10 integer in lo..hi (unbounded: left to hfpack.h).
+CLI::Validator autoOr(int autoValue, int lo = -kIntLimit, int hi = kIntLimit) {
+  const std::string what =
+      hi == kIntLimit ? "auto or an integer" : "auto or " + std::to_string(lo) + ".." + std::to_string(hi);
+  return CLI::Validator(
+      [=](std::string& v) {
+        int x = autoValue;
+        if (v != "auto" && (!parseInt(v.c_str(), x) || x < lo || x > hi)) return v + ": must be " + what;
+        v = std::to_string(x);
+        return std::string();
+      },
+      "");
+}
+
+// CLI11 takes single-dash names of one letter only: gdal_translate's spellings -a_srs and
+// -a_ullr become --a_srs and --a_ullr (accepted as well); `skip` drops a command word after
+// argv[0]. Everything else goes to CLI11 as it is.
+std::vector<std::string> cliArgs(int argc, char** argv, int skip) {
+  std::vector<std::string> args{argv[0]};
+  for (int i = 1 + skip; i < argc; ++i) {
+    const std::string a = argv[i];
+    args.push_back(a == "-a_srs" || a == "-a_ullr" ? "-" + a : a);
+  }
+  return args;
+}
+
+hfpack::Progress makeProgress(bool quiet, bool lines = false) {
+  // --progress-lines: one "progress F" line per 0.5 % on stdout, for a program that runs
+  // hfpack (hfview's background pack) rather than a terminal.
+  if (lines)
+    return [last = -1.0](double f, const char*) mutable {
+      if (f >= last + 0.005 || f >= 1.0) {
+        std::printf("progress %.4f\n", std::min(1.0, std::max(0.0, f)));
+        std::fflush(stdout);
+        last = f;
+      }
+      return !g_interrupted.load();
+    };
   if (quiet)
     return [](double, const char*) { return !g_interrupted.load(); };
 #ifdef HFPACK_GDAL
@@ -146,167 +219,134 @@ int main(int argc, char** argv) {
   if (!CPLGetConfigOption("GDAL_CACHEMAX", nullptr)) CPLSetConfigOption("GDAL_CACHEMAX", "16");
 #endif
   if (argc < 2) return fail("no input (hfpack --help for the usage)");
-  const std::string cmd = argv[1];
-  if (cmd == "-h" || cmd == "--help") {
-    fputs(kUsage, stdout);
-    return 0;
-  }
-  bool quiet = false;
-  std::vector<std::string> positional;
+  std::string cmd = argv[1];
+  if (cmd != "info" && cmd != "verify" && cmd != "transcode") cmd = "pack";
   hfpack::PackOptions po;
   hfpack::VerifyOptions vo;
   hfpack::TranscodeOptions to;
-  bool in_sources = false, codec_given = false;
-  bool imagery_codec_given = false;  // --imagery-codec (transcode: re-code the imagery)
-  std::string imagery_coding;         // --imagery-quality / --imagery-bc1, the first one given
-  bool in_imagery = false;  // after --imagery: rasters until the next option
-  bool cache_given = false; // --config GDAL_CACHEMAX
-  std::string pack_only;  // the first option that only pack takes (refused by transcode)
-  const int start = (cmd == "info" || cmd == "verify" || cmd == "transcode") ? 2 : 1;
-  for (int i = start; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a.size() > 1 && a[0] == '-') in_imagery = false;
-    auto need = [&](int count) {
-      if (i + count >= argc) {
-        fail("option " + a + " needs " + (count == 1 ? std::string("a value") : std::to_string(count) + " values"));
-        std::exit(1);
-      }
-    };
-    auto intArg = [&](int& v) {
-      need(1);
-      if (!parseInt(argv[++i], v)) {
-        fail("option " + a + ": not an integer: " + argv[i]);
-        std::exit(1);
-      }
-    };
-    auto doubleArg = [&](double& v, bool finite) {
-      need(1);
-      if (!parseDouble(argv[++i], v) || (finite && !std::isfinite(v))) {
-        fail("option " + a + ": not a number: " + argv[i]);
-        std::exit(1);
-      }
-    };
-    static const char* const kPackOnly[] = {"--patch", "--levels", "--vertical-scale", "--vertical-offset", "--spacing",
-                                            "-a_srs", "-a_ullr", "--nodata", "--band", "--t_srs", "--imagery",
-                                            "--imagery-resampling", "--imagery-max-texels-per-sample"};
-    if (pack_only.empty() && std::find(std::begin(kPackOnly), std::end(kPackOnly), a) != std::end(kPackOnly))
-      pack_only = a;
-    if (a == "-q" || a == "--quiet") quiet = true;
-    else if (a == "-o") { need(1); po.output = argv[++i]; in_sources = false; }
-    else if (a == "--verify") {
-      if (cmd != "transcode") return fail("--verify is an option of hfpack transcode (see also hfpack verify)");
-      to.verify = true;
-    }
-    else if (a == "--patch") intArg(po.patch);
-    else if (a == "--segment") {
-      need(1);
-      if (std::strcmp(argv[i + 1], "auto") == 0) { po.segment = 0; ++i; }
-      else intArg(po.segment);
-    } else if (a == "--bits") {
-      need(1);
-      if (std::strcmp(argv[i + 1], "auto") == 0) { po.bits = -1; ++i; }
-      else {
-        intArg(po.bits);
-        if (po.bits < 0) return fail("--bits must be auto or 0..16");
-      }
-    } else if (a == "--codec") {
-      need(1);
-      if (!hfa::parseCodec(argv[++i], po.codec)) return fail(std::string("--codec ") + argv[i] + ": must be hfpac, hfpac+rbuc or raw");
-      codec_given = true;
-    } else if (a == "--levels") {
-      intArg(po.levels);
-      if (po.levels < 1) return fail("--levels must be at least 1");
-    } else if (a == "--vertical-scale") {
-      need(1);
-      if (!parseDouble(argv[++i], po.verticalScale) || !(po.verticalScale > 0))
-        return fail(std::string("--vertical-scale ") + argv[i] + ": must be a positive number");
-    } else if (a == "--vertical-offset") {
-      doubleArg(po.verticalOffset, true);
-    } else if (a == "--spacing") {
-      need(1);
-      const std::string v = argv[++i];
-      const size_t comma = v.find(',');
-      const std::string xs = v.substr(0, comma), ys = comma == std::string::npos ? xs : v.substr(comma + 1);
-      if (!parseDouble(xs.c_str(), po.spacingX) || !parseDouble(ys.c_str(), po.spacingY) || !(po.spacingX > 0) ||
-          !(po.spacingY > 0) || !std::isfinite(po.spacingX) || !std::isfinite(po.spacingY))
-        return fail("--spacing " + v + ": must be X or X,Y, positive numbers of metres per sample");
-    } else if (a == "-a_srs") {
-      need(1);
-      po.aSrs = vo.aSrs = argv[++i];
-    } else if (a == "-a_ullr") {
-      need(4);
-      for (int k = 0; k < 4; ++k)
-        if (!parseDouble(argv[i + 1 + k], po.ullr[k]) || !std::isfinite(po.ullr[k]))
-          return fail(std::string("-a_ullr: not a number: ") + argv[i + 1 + k] + " (give ULX ULY LRX LRY)");
-      i += 4;
-      po.aUllr = vo.aUllr = true;
-      std::copy(po.ullr, po.ullr + 4, vo.ullr);
-    } else if (a == "--nodata") {
-      need(1);
-      const std::string v = argv[++i];
-      if (v == "fill") po.fillNodata = true;
-      else if (v == "keep") po.fillNodata = false;
-      else return fail("--nodata " + v + ": must be fill or keep");
-    } else if (a == "--threads") {
-      intArg(po.threads);
-      if (po.threads < 0) return fail("--threads must be >= 0");
-      vo.threads = po.threads;
-    } else if (a == "--device") { need(1); po.device = argv[++i]; }
-    else if (a == "--gpu-batch") {
-      intArg(po.gpuBatch);
-      if (po.gpuBatch < 1) return fail("--gpu-batch must be at least 1");
-    }
-    else if (a == "--band") { intArg(po.band); vo.band = po.band; }
-    else if (a == "--t_srs") { need(1); po.tSrs = argv[++i]; vo.tSrs = po.tSrs; }
-    else if (a == "--config") {
-      need(2);
-      cache_given |= std::string(argv[i + 1]) == "GDAL_CACHEMAX";
+  std::vector<std::string> positional;
+  std::string codec = "hfpac", nodata = "fill", spacing, imageryCodec = "jpeg", bc1 = "quality";
+  std::array<double, 4> ullr{};
+  std::vector<std::pair<std::string, std::string>> config;
+  bool quiet = false;
+
+  CLI::App app{kDescription, "hfpack"};
+  app.footer(kFooter);
+  app.get_formatter()->column_width(44);
+  app.allow_extras();  // unknown options: "unknown option X" below, as before
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->always_capture_default();
+  app.add_option("INPUT", positional, "pack: the input rasters (a mosaic); info, verify: the archive; "
+                                      "transcode: IN.hfa OUT.hfa")
+      ->default_str("");
+  app.add_option("-o", po.output, "the archive to write (transcode: OUT.hfa)")->type_name("OUT.hfa");
+  app.add_flag("-q,--quiet", quiet, "no progress bar");
+  bool progressLines = false;
+  app.add_flag("--progress-lines", progressLines,
+               "pack: progress as \"progress F\" lines on stdout and a last line \"result downsampled|full\" "
+               "(for programs that run hfpack), no summary");
+  app.add_option("--threads", po.threads, "worker threads (0: all cores)")->transform(kInt)->check(
+      mustBe(">= 0", [](double v) { return v >= 0; }));
+  app.add_option("--config", config, "a GDAL configuration option (repeatable)")->type_name("KEY VALUE")
+      ->allow_extra_args(false)->default_str("");
+
+  const char* g = "Pack";
+  app.add_option("--patch", po.patch, "tile size in samples: 2^n + 1 (3..4097)")->transform(kInt)->group(g);
+  app.add_option("--levels", po.levels, "pyramid levels (0: until one tile covers everything)")->transform(kInt)
+      ->check(mustBe("at least 1", [](double v) { return v >= 1; }))->group(g);
+  app.add_option("--vertical-scale", po.verticalScale, "M: metres per source unit, or the quantisation step (0: "
+                                                       "1, or the finest that fits); see below")
+      ->type_name("M")->check(kNumber)->check(mustBe("a positive number", [](double v) { return v > 0; }))->group(g);
+  app.add_option("--vertical-offset", po.verticalOffset, "O: metres added to every height")->type_name("O")
+      ->check(kNumber)->group(g);
+  app.add_option("--spacing", spacing, "metres per sample of a raster without georeferencing")->type_name("X[,Y]")
+      ->check([](const std::string& v) {
+        double x = 0, y = 0;
+        return parseSpacing(v, x, y) ? std::string() : v + ": must be X or X,Y, positive numbers of metres per sample";
+      })->group(g);
+  app.add_option("--nodata", nodata, "voids filled (push-pull) or kept as nodata samples")
+      ->check(CLI::IsMember({"fill", "keep"}))->group(g);
+
+  g = "Sources (pack, verify --source)";
+  app.add_option("--a_srs", po.aSrs, "assign a CRS as gdal_translate -a_srs (either spelling)")->type_name("SRS")
+      ->group(g);
+  app.add_option("--a_ullr", ullr, "assign pixel-is-area bounds as gdal_translate -a_ullr (either spelling)")
+      ->type_name("ULX ULY LRX LRY")->default_str("")->check(kNumber)->group(g);
+  app.add_option("--t_srs", po.tSrs, "reproject to this CRS (GDAL's warper)")->type_name("SRS")->group(g);
+  app.add_option("--band", po.band, "the input band")->transform(kInt)->group(g);
+  app.add_option("--max-size", po.maxSide,
+                 "read the input downsampled (averages) so its longer side has at most N samples: a quick "
+                 "preview (0: as it is)")
+      ->type_name("N")->transform(kInt)->check(CLI::Range(0, 1 << 24))->group(g);
+
+  g = "Height coding (pack, transcode)";
+  app.add_option("--codec", codec, "the height tiles' codec")->check(CLI::IsMember({"hfpac", "hfpac+rbuc", "raw"}))
+      ->group(g);
+  app.add_option("--segment", po.segment, "HFPaC segment size: 5, 9, 17, 33 or auto (0: try all)")
+      ->type_name("auto|N")->transform(autoOr(0))->group(g);
+  app.add_option("--bits", po.bits, "HFPaC residual bits per patch, or auto (chosen per 16 x 16 area)")
+      ->type_name("auto|N")->default_str("auto")->transform(autoOr(-1, 0, 16))->group(g);
+  app.add_option("--device", po.device, "where the tiles are encoded (cuda: the GPU codec, else a note and the CPU)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))->group(g);
+  app.add_option("--gpu-batch", po.gpuBatch, "tiles per GPU encode call")->transform(kInt)
+      ->check(mustBe("at least 1", [](double v) { return v >= 1; }))->group(g);
+
+  g = "Imagery";
+  app.add_option("--imagery", po.imagery.inputs, "pack: colour rasters to drape (a mosaic; the list ends at the next "
+                                       "option); verify: compare the imagery tiles with them")
+      ->type_name("RASTER")->default_str("")->expected(0, -1)->group(g);
+  app.add_option("--imagery-codec", imageryCodec, "the imagery tiles' codec (transcode: re-code the imagery)")
+      ->check(CLI::IsMember({"jpeg", "raw", "bc1"}))->group(g);
+  app.add_option("--imagery-quality", po.imagery.quality, "JPEG quality (transcode: the input's unless given)")
+      ->transform(kInt)->check(CLI::Range(1, 100, "1..100"))->group(g);
+  app.add_option("--imagery-bc1", bc1, "BC1 encoder: cluster fit or one pass")
+      ->check(CLI::IsMember({"quality", "fast"}))->group(g);
+  app.add_option("--imagery-resampling", po.imagery.resampling, "how the rasters are warped (pack, verify)")
+      ->check(CLI::IsMember({"bilinear", "cubic", "lanczos", "average"}))->group(g);
+  app.add_option("--imagery-max-texels-per-sample", po.imagery.maxTexelsPerSample,
+                 "caps the imagery-only levels finer than the DEM")
+      ->check(kNumber)->check(mustBe("a number >= 1", [](double v) { return v >= 1; }))->group(g);
+
+  g = "verify, transcode";
+  app.add_option("--source", vo.sources, "verify: compare the archive's samples with these inputs (with the "
+                                         "pack's -a_srs, -a_ullr, --t_srs, --band)")
+      ->type_name("INPUT")->default_str("")->expected(0, -1)->group(g);
+  app.add_flag("--verify", to.verify, "transcode: then decode both archives and compare every tile")->group(g);
+
+  std::vector<std::string> args = cliArgs(argc, argv, cmd == "pack" ? 0 : 1);
+  std::vector<char*> args_c;
+  for (std::string& a : args) args_c.push_back(a.data());
+  int status = 0;
+  if (!hfcli::parse(app, int(args_c.size()), args_c.data(), status)) return status;
+  if (!app.remaining().empty()) return fail("unknown option " + app.remaining()[0]);
+  if (cmd != "transcode" && app.count("--verify"))
+    return fail("--verify is an option of hfpack transcode (see also hfpack verify)");
+  if (cmd != "verify" && app.count("--source")) return fail("--source is an option of hfpack verify");
+  for (std::vector<std::string>* v : {&po.imagery.inputs, &vo.sources})  // `--imagery -q`: an empty name
+    v->erase(std::remove(v->begin(), v->end(), std::string()), v->end());
 #ifdef HFPACK_GDAL
-      CPLSetConfigOption(argv[i + 1], argv[i + 2]);
-#else
-      return fail("--config: this hfpack is built without GDAL (HF_WITH_GDAL=OFF)");
-#endif
-      i += 2;
-    }
-    else if (a == "--imagery") {
-      in_imagery = true;
-      in_sources = false;
-    } else if (a == "--imagery-quality") {
-      intArg(po.imagery.quality);
-      if (po.imagery.quality < 1 || po.imagery.quality > 100)
-        return fail("--imagery-quality " + std::to_string(po.imagery.quality) + ": must be 1..100");
-      to.imageryQuality = po.imagery.quality;
-      if (imagery_coding.empty()) imagery_coding = a;
-    } else if (a == "--imagery-codec") {
-      need(1);
-      if (!hfa::parseImageryCodec(argv[++i], po.imagery.codec))
-        return fail(std::string("--imagery-codec ") + argv[i] + ": must be jpeg, raw or bc1");
-      imagery_codec_given = true;
-    } else if (a == "--imagery-bc1") {
-      need(1);
-      const std::string v = argv[++i];
-      if (v == "quality") po.imagery.bc1 = himg::Bc1Mode::Quality;
-      else if (v == "fast") po.imagery.bc1 = himg::Bc1Mode::Fast;
-      else return fail("--imagery-bc1 " + v + ": must be quality or fast");
-      if (imagery_coding.empty()) imagery_coding = a;
-    } else if (a == "--imagery-resampling") {
-      need(1);
-      po.imagery.resampling = vo.imagery.resampling = argv[++i];
-      std::string e;
-      if (!hfpack::checkImageryOptions(po.imagery, e) && e.find("resampling") != std::string::npos) return fail(e);
-    } else if (a == "--imagery-max-texels-per-sample") {
-      doubleArg(po.imagery.maxTexelsPerSample, true);
-      if (!(po.imagery.maxTexelsPerSample >= 1))
-        return fail("--imagery-max-texels-per-sample " + std::string(argv[i]) + ": must be a number >= 1");
-    }
-    else if (a == "--source") {
-      if (cmd != "verify") return fail("--source is an option of hfpack verify");
-      in_sources = true;
-    } else if (a.size() > 1 && a[0] == '-' && a != "-") return fail("unknown option " + a);
-    else if (in_imagery) po.imagery.inputs.push_back(a), vo.imagery.inputs.push_back(a);
-    else if (in_sources) vo.sources.push_back(a);
-    else positional.push_back(a);
+  bool cache_given = false;  // --config GDAL_CACHEMAX
+  for (const auto& kv : config) {
+    CPLSetConfigOption(kv.first.c_str(), kv.second.c_str());
+    cache_given |= kv.first == "GDAL_CACHEMAX";
   }
+#else
+  if (!config.empty()) return fail("--config: this hfpack is built without GDAL (HF_WITH_GDAL=OFF)");
+#endif
+  hfa::parseCodec(codec, po.codec);
+  hfa::parseImageryCodec(imageryCodec, po.imagery.codec);
+  po.fillNodata = nodata == "fill";
+  po.imagery.bc1 = bc1 == "fast" ? himg::Bc1Mode::Fast : himg::Bc1Mode::Quality;
+  if (app.count("--spacing")) parseSpacing(spacing, po.spacingX, po.spacingY);
+  po.aUllr = app.count("--a_ullr") > 0;
+  std::copy(ullr.begin(), ullr.end(), po.ullr);
+  vo.aSrs = po.aSrs;
+  vo.aUllr = po.aUllr;
+  std::copy(ullr.begin(), ullr.end(), vo.ullr);
+  vo.tSrs = po.tSrs;
+  vo.band = po.band;
+  vo.threads = po.threads;
+  vo.imagery.inputs = po.imagery.inputs;
+  vo.imagery.resampling = po.imagery.resampling;
 
 #ifdef HFPACK_GDAL
   // Imagery warps read the colour rasters tile by tile, in any order; a JPEG or PNG source is
@@ -331,7 +371,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "transcode") {
-    if (!pack_only.empty()) return fail(pack_only + " is not an option of hfpack transcode (it keeps the archive's tiling and heights)");
+    std::string imagery_coding;  // --imagery-quality / --imagery-bc1, the first one given
+    for (const CLI::Option* o : app.parse_order()) {
+      const std::string name = o->get_name();
+      if (std::find(std::begin(kPackOnly), std::end(kPackOnly), name) != std::end(kPackOnly))
+        return fail((name == "--a_srs" || name == "--a_ullr" ? name.substr(1) : name) +  // as typed
+                    " is not an option of hfpack transcode (it keeps the archive's tiling and heights)");
+      if (imagery_coding.empty() && (name == "--imagery-quality" || name == "--imagery-bc1")) imagery_coding = name;
+    }
+    const bool codec_given = app.count("--codec") > 0, imagery_codec_given = app.count("--imagery-codec") > 0;
     if (!po.output.empty()) positional.push_back(po.output);  // -o OUT works too
     if (positional.size() != 2) return fail("hfpack transcode takes IN.hfa OUT.hfa (and --codec and/or --imagery-codec)");
     if (!codec_given && !imagery_codec_given)
@@ -343,6 +391,7 @@ int main(int argc, char** argv) {
     to.recodeHeights = codec_given;
     to.recodeImagery = imagery_codec_given;
     to.imageryCodec = po.imagery.codec;
+    to.imageryQuality = app.count("--imagery-quality") ? po.imagery.quality : 0;
     to.imageryBc1 = po.imagery.bc1;
     to.codec = po.codec;
     to.segment = po.segment;
@@ -358,9 +407,10 @@ int main(int argc, char** argv) {
   }
   po.inputs = positional;
   if (po.inputs.empty()) return fail("no input raster");
-  po.progress = makeProgress(quiet);
-  po.out = stdout;
+  po.progress = makeProgress(quiet, progressLines);
+  po.out = progressLines ? nullptr : stdout;
   hfpack::PackResult pr;
   if (!hfpack::pack(po, pr, error)) return fail(error);
+  if (progressLines) std::printf("result %s\n", pr.downsampled ? "downsampled" : "full");
   return 0;
 }

@@ -404,6 +404,8 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     fprintf(f, "%s: %d x %d %s (%s), %s, %d level%s of %d x %d tiles, codec %s\n", o.output.c_str(), d.width,
             d.height, d.sourceType.c_str(), d.driver.c_str(), quantised ? "quantised" : "lossless", h.levels,
             h.levels == 1 ? "" : "s", p, p, hfa::codecName(o.codec));
+    if (result.downsampled)
+      fprintf(f, "  downsampled from %d x %d (--max-size %d)\n", result.sourceWidth, result.sourceHeight, o.maxSide);
     if (quantised)
       fprintf(f, "  quantised: height = %.9g + %.9g * sample; error bound %.6g %s\n", h.verticalOffset,
               h.verticalScale, result.quantError, h.verticalUnits.empty() ? "(units)" : h.verticalUnits.c_str());

@@ -100,6 +100,9 @@ bool parseDoubles(const char* s, std::vector<double>& out, size_t n) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line even into a pipe or a file: the window's progress lines ("opened", "packed")
+  // reach a script that watches them while hfview runs.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::string archivePath, screenshot, stream = "cpu";
   hfr::StreamOptions streamOpts;
   bool headless = false, quiet = false, haveCamera = false, vsync = true;

@@ -510,9 +510,9 @@ int runViewer(hfr::WindowContext& window, std::unique_ptr<hfa::ArchiveReader> ar
         const PackJob::Status js = job->status();
         const std::string name = std::filesystem::path(job->request().inputs[0]).filename().string();
         if (js.stage == PackJob::Stage::Full)
-          ImGui::Text("packing %s in full (%.0f s); showing a preview", name.c_str(), js.seconds);
+          ImGui::TextWrapped("packing %s in full (%.0f s); showing a preview", name.c_str(), js.seconds);
         else
-          ImGui::Text("packing %s: a preview first (%.0f s)", name.c_str(), js.seconds);
+          ImGui::TextWrapped("packing %s: a preview first (%.0f s)", name.c_str(), js.seconds);
         char label[32];
         std::snprintf(label, sizeof label, "%.0f %%", 100.0 * js.fraction);
         ImGui::ProgressBar(float(js.fraction), ImVec2(-1, 0), label);
@@ -523,10 +523,10 @@ int runViewer(hfr::WindowContext& window, std::unique_ptr<hfa::ArchiveReader> ar
         ImGui::TextColored(fileMessageIsError ? ImVec4(1.0f, 0.35f, 0.35f, 1.0f) : ImVec4(0.7f, 0.7f, 0.7f, 1.0f),
                            "%s", fileMessage.c_str());
     };
-    if (!renderer) {  // nothing open yet: the panel over the background
+    if (!renderer) {  // nothing open yet: a small window of its own (the panel sizes itself later)
       ImGui::SetNextWindowPos(ImVec2(10, 10), ImGuiCond_FirstUseEver);
       ImGui::SetNextWindowSize(ImVec2(360, 0), ImGuiCond_FirstUseEver);
-      ImGui::Begin("hfview (F1 hides)");
+      ImGui::Begin("hfview##opening");
       filePanel();
       ImGui::End();
       ImGui::Render();

@@ -41,6 +41,9 @@ struct Result {
   std::vector<uint8_t> px;
   std::map<size_t, std::vector<uint16_t>> atlas;  // resident tile -> samples
   bool settled = false;
+  hfr::StreamStats stats;
+  size_t lossyDrawn = 0;  // in the final frame
+  bool viewBeforeSettled = false;  // viewComplete() was true in a step before settled()
 };
 
 hfr::GlContext* context(std::string& why) {
@@ -50,7 +53,8 @@ hfr::GlContext* context(std::string& why) {
   return ctx.get();
 }
 
-Result run(const std::string& strategyName, const std::string& path, const std::string& cache = "host") {
+Result run(const std::string& strategyName, const std::string& path, const std::string& cache = "host",
+           bool progressive = false) {
   Result r;
   std::string error;
   if (!context(error)) {
@@ -65,6 +69,7 @@ Result run(const std::string& strategyName, const std::string& path, const std::
   std::string note;
   hfr::StreamOptions opts;
   opts.streams = 2;
+  opts.progressive = progressive;
   if (!hfr::parseCacheOption(cache, opts, error)) {
     r.skip = error;
     return r;
@@ -93,10 +98,14 @@ Result run(const std::string& strategyName, const std::string& path, const std::
   for (int i = 0; !r.settled && (i < 5000 || std::chrono::steady_clock::now() < deadline); ++i) {
     renderer->stream(cam);
     r.settled = renderer->settled();
+    r.viewBeforeSettled |= !r.settled && renderer->viewComplete();
     if (!r.settled && i >= 5000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  renderer->frame(cam);
+  hfr::FrameStats st;
+  renderer->frame(cam, &st);
   r.px = renderer->readPixels();
+  r.lossyDrawn = st.lossyDrawn;
+  r.stats = strategy->stats();
   r.name = strategy->name();  // "cpu" when cuda fell back at run time (no interop)
   for (size_t t = 0; t < archive.tiles().size(); ++t) {
     std::vector<uint16_t> s;
@@ -179,6 +188,33 @@ TEST(StrategyParity, CudaVramCacheEqualsCpu) {
     if (r.name != "cuda") GTEST_SKIP() << "cuda strategy fell back to " << r.name;
     expectParity(r);
   }
+}
+
+// Progressive loading (--progressive): tiles first delivered lossy (layers 1 + 2) and refined in
+// place; once settled, the atlas and the image are exactly the cpu strategy's, every lossy tile
+// was refined, and the first view was complete before the exact one.
+void expectProgressive(const Result& r) {
+  EXPECT_GT(r.stats.deliveredLossy, 0u) << "the sample terrain has layered tiles";
+  EXPECT_EQ(r.stats.refined, r.stats.deliveredLossy);
+  EXPECT_EQ(r.stats.lossyResident, 0u);
+  EXPECT_EQ(r.lossyDrawn, 0u);
+  EXPECT_TRUE(r.viewBeforeSettled);
+  expectParity(r);
+}
+
+TEST(StrategyParity, ProgressiveCpuRefinesToCpu) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  const Result r = run("cpu", samplePath(false), "host", true);
+  SKIP_UNLESS_RUNNABLE(r);
+  expectProgressive(r);
+}
+
+TEST(StrategyParity, ProgressiveCudaRefinesToCpu) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  const Result r = run("cuda", samplePath(false), "host", true);
+  if (!r.skip.empty()) GTEST_SKIP() << "cuda strategy not available here: " << r.skip;
+  if (r.name != "cuda") GTEST_SKIP() << "cuda strategy fell back to " << r.name;
+  expectProgressive(r);
 }
 
 // The ocean's fields computed by CUDA into the texture (render/gl/ocean_cuda.cpp) draw the image

@@ -267,6 +267,12 @@ class ArchiveReader {
   // are decoded whole and checked as decodeTile does, with `exact` true. Thread-safe.
   bool decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uint32_t& bytesRead,
                        std::string& error) const;
+  // The read behind decodeTileLossy, for decoders of their own (the GPU): the payload's
+  // pointer and whole size, and in `prefixBytes` the bytes of its header and layers 1 + 2,
+  // which alone were read and charged (not checksummed); when the tile has no such part,
+  // prefixBytes = size and the payload was read and checked as payload() does.
+  bool lossyPayload(size_t tile, const uint8_t*& data, size_t& size, uint32_t& prefixBytes,
+                    std::string& error) const;
   // "tile (L2, x3, y5)" for messages.
   std::string tileName(size_t tile) const;
   // Asks the kernel to start reading these tiles' payload pages now (madvise MADV_WILLNEED):

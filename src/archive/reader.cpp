@@ -386,10 +386,9 @@ bool ArchiveReader::payload(size_t tile, const uint8_t*& data, size_t& size,
   return true;
 }
 
-bool ArchiveReader::decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uint32_t& bytesRead,
-                                    std::string& error) const {
-  exact = true;
-  bytesRead = 0;
+bool ArchiveReader::lossyPayload(size_t tile, const uint8_t*& data, size_t& size, uint32_t& prefixBytes,
+                                 std::string& error) const {
+  prefixBytes = 0;
   if (tile >= entries_.size()) {
     error = "tile #" + std::to_string(tile) + " does not exist";
     return false;
@@ -398,18 +397,33 @@ bool ArchiveReader::decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uin
   const int p = header_.tileSize();
   hfpac::PatchInfo info;
   // The stream header only (bounds validated in open()); readInfo reads nothing past it.
-  const uint8_t* data = map_ + e.offset;
-  const bool layered = e.codec != Codec::Raw && hfpac::readInfo(data, e.size, info) == hfpac::Status::Ok &&
+  const uint8_t* head = map_ + e.offset;
+  const bool layered = e.codec != Codec::Raw && hfpac::readInfo(head, e.size, info) == hfpac::Status::Ok &&
                        !info.flat && !info.stored && !info.rbuc && info.width == p && info.height == p &&
                        info.type == header_.sampleType && info.layer1Bytes + info.layer2Bytes < e.size;
   if (!layered) {
-    bytesRead = e.size;
-    return decodeTile(tile, dst, error);
+    if (!payload(tile, data, size, error)) return false;
+    prefixBytes = uint32_t(size);
+    return true;
   }
-  bytesRead = info.layer1Bytes + info.layer2Bytes;
-  if (limiter_) limiter_->acquire(bytesRead);
+  prefixBytes = info.layer1Bytes + info.layer2Bytes;
+  if (limiter_) limiter_->acquire(prefixBytes);
+  data = head;
+  size = e.size;
+  return true;
+}
+
+bool ArchiveReader::decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uint32_t& bytesRead,
+                                    std::string& error) const {
+  exact = true;
+  bytesRead = 0;
+  const uint8_t* data;
+  size_t size;
+  if (!lossyPayload(tile, data, size, bytesRead, error)) return false;
+  if (bytesRead == size) return decodeTile(tile, dst, error, hfpac::Layers::All, bytesRead);
+  const int p = header_.tileSize();
   const size_t n = size_t(p) * size_t(p);
-  const hfpac::Status s = hfpac::decode(data, e.size, dst, size_t(p), n, hfpac::Layers::L12);
+  const hfpac::Status s = hfpac::decode(data, size, dst, size_t(p), n, hfpac::Layers::L12);
   if (s != hfpac::Status::Ok) {
     error = tileName(tile) + ": " + hfpac::statusMessage(s);
     return false;

@@ -24,6 +24,15 @@
 // whole archive fits, a preload thread loads it into the pool in the background (16 MiB copies),
 // after which no tile crosses PCIe again. A tile's entry is used by later batches only once the
 // batch (or preload chunk) that placed it has completed (state kPending -> kReady).
+//
+// Progressive (StreamOptions::progressive, without --cache vram): the loader reads a tile's
+// header and layers 1 + 2 only (ArchiveReader::lossyPayload), validates the stream (the checks
+// read nothing past layer 2) and only those bytes are packed and sent; the batch decodes them at
+// L12 (the kernels read no low field at L12). Once no wanted tile waits, the loader reads the
+// rest of the lossy tiles' payloads (CRC checked), and their whole streams are decoded again,
+// exactly, into the tile's slot (TileSink::residentSlot): refined in place. A batch holds tiles
+// of one decode mode. (DecodeMode::Refine, which adds layers 2 + 3 to a layer-1 decode, would
+// need the lossy view to be layer 1 alone, a far coarser first view.)
 #ifdef HF_HAVE_CUDA_STREAM
 
 #include <glad/gl.h>
@@ -62,6 +71,9 @@ class CudaStreamStrategy final : public StreamStrategy {
     pairs_.resize(size_t(std::max(1, options.streams)));
     for (auto& pr : pairs_) pr = std::make_unique<Pair>();
     if (options.vramCache) makeVram(options.cacheMiB);
+    progressive_ = options.progressive && !vram_;
+    lossy_.assign(archive.tiles().size(), 0);
+    prefixBytes_.assign(archive.tiles().size(), 0);
     loader_ = std::thread([this] { load(); });
     if (vram_ && vram_->preload) vram_->preloader = std::thread([this] { preload(); });
   }
@@ -142,7 +154,11 @@ class CudaStreamStrategy final : public StreamStrategy {
   size_t pending() const override {
     if (fallback_) return fallback_->pending();
     std::lock_guard<std::mutex> lock(mutex_);
-    return active_.size();
+    return active_.size() + refining_.size();
+  }
+  bool lossy(size_t tile) const override {
+    if (fallback_) return fallback_->lossy(tile);
+    return tile < lossy_.size() && lossy_[tile];
   }
   StreamStats stats() const override {
     StreamStats s;
@@ -150,6 +166,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       std::lock_guard<std::mutex> lock(mutex_);
       s = stats_;
       s.requested = active_.size();
+      s.lossyResident = size_t(std::count(lossy_.begin(), lossy_.end(), uint8_t(1)));
       if (vram_) {
         s.cacheBytes = vram_->index.usedBytes();
         s.cacheCapacity = vram_->index.capacity();
@@ -164,6 +181,9 @@ class CudaStreamStrategy final : public StreamStrategy {
       s.bytesRead += f.bytesRead;
       s.compressedToDevice += f.compressedToDevice;
       s.samplesToDevice += f.samplesToDevice;
+      s.deliveredLossy += f.deliveredLossy;
+      s.refined += f.refined;
+      s.lossyResident = f.lossyResident;
     }
     return s;
   }
@@ -210,6 +230,9 @@ class CudaStreamStrategy final : public StreamStrategy {
     bool hit = false;
     // Without the cache: the stream validated on the loader thread (the render thread packs).
     hfgpu::ValidatedStream checked;
+    bool lossy = false;       // progressive: only the header and layers 1 + 2 (size = those bytes)
+    bool refinement = false;  // progressive: the whole stream of a tile delivered lossy
+    uint32_t bytesRead = 0;   // from the archive for this load
   };
   enum : uint8_t { kAbsent = 0, kPending = 1, kReady = 2 };
   // --cache vram. Guarded by mutex_ except `pool` (fixed) and the preload thread's own data.
@@ -237,12 +260,17 @@ class CudaStreamStrategy final : public StreamStrategy {
     std::vector<size_t> misses;     // --cache vram: entries this batch places (kPending)
   };
 
-  Loaded read(size_t tile) const {
-    Loaded l{tile, nullptr, 0, {}, {}, {}, false, {}};
-    if (!archive_.payload(tile, l.data, l.size, l.error)) {
+  // `mode`: 0 whole, 1 lossy first (progressive), 2 the refinement of a tile read lossy.
+  Loaded read(size_t tile, int mode = 0, uint32_t alreadyRead = 0) const {
+    Loaded l{tile, nullptr, 0, {}, {}, {}, false, {}, false, mode == 2, 0};
+    uint32_t prefix = 0;
+    const bool ok = mode == 1 ? archive_.lossyPayload(tile, l.data, l.size, prefix, l.error)
+                              : archive_.payload(tile, l.data, l.size, l.error, alreadyRead);
+    if (!ok) {
       if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
       return l;
     }
+    l.bytesRead = mode == 1 ? prefix : uint32_t(l.size - alreadyRead);
     hfpac::PatchInfo info;
     const hfpac::Status s = hfpac::readInfo(l.data, l.size, info);
     if (s != hfpac::Status::Ok)
@@ -259,6 +287,12 @@ class CudaStreamStrategy final : public StreamStrategy {
       l.checked = hfgpu::validateStream(l.data, l.size);
       if (l.checked.status != hfpac::Status::Ok)
         l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(l.checked.status);
+      else if (mode == 1 && prefix < l.size && !l.checked.rbuc) {
+        // Only the header and layers 1 + 2 are packed and sent (decoded at L12).
+        l.lossy = true;
+        l.size = prefix;
+        l.checked.streamBytes = prefix;
+      }
     }
     return l;
   }
@@ -267,18 +301,29 @@ class CudaStreamStrategy final : public StreamStrategy {
     for (;;) {
       size_t tile;
       ReadAhead ahead;
+      bool refinement = false;
+      uint32_t alreadyRead = 0;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        // Wanted tiles first; refinements of lossy tiles only when none waits.
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty() || !refineQueue_.empty(); });
         if (stop_) return;
-        tile = queue_.front();
-        queue_.pop_front();
-        ahead.take(tile, queue_);
+        if (!queue_.empty()) {
+          tile = queue_.front();
+          queue_.pop_front();
+          ahead.take(tile, queue_);
+        } else {
+          tile = refineQueue_.back();
+          refineQueue_.pop_back();
+          refinement = true;
+          alreadyRead = prefixBytes_[tile];
+        }
       }
-      ahead.advise(archive_);
-      Loaded l = read(tile);
+      if (!refinement) ahead.advise(archive_);
+      Loaded l = read(tile, refinement ? 2 : (progressive_ ? 1 : 0), alreadyRead);
       std::lock_guard<std::mutex> lock(mutex_);
-      stats_.bytesRead += archive_.tiles()[tile].size;
+      stats_.bytesRead += l.error.empty() ? l.bytesRead : 0;
+      if (l.lossy) prefixBytes_[tile] = l.bytesRead;
       ready_.push_back(std::move(l));
     }
   }
@@ -408,7 +453,7 @@ class CudaStreamStrategy final : public StreamStrategy {
   void fallBack(const std::string& why) {
     std::fprintf(stderr, "Note: --stream cuda: %s; falling back to cpu\n", why.c_str());
     stopLoader();
-    fallback_ = std::make_unique<CpuStreamStrategy>(archive_);
+    fallback_ = std::make_unique<CpuStreamStrategy>(archive_, 0, progressive_);
     std::vector<size_t> again;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -416,6 +461,8 @@ class CudaStreamStrategy final : public StreamStrategy {
       queue_.clear();
       ready_.clear();
       active_.clear();
+      refineQueue_.clear();
+      refining_.clear();
     }
     fallback_->request(again);
   }
@@ -622,31 +669,57 @@ class CudaStreamStrategy final : public StreamStrategy {
             break;
           }
       } else {
-        while (!ready_.empty() && batch.size() < maxTiles) {
-          batch.push_back(std::move(ready_.front()));
-          ready_.pop_front();
+        // One decode mode per batch: lossy tiles (L12) or whole streams (All), in ready order.
+        const bool lossy = !ready_.empty() && ready_.front().lossy;
+        for (auto it = ready_.begin(); it != ready_.end() && batch.size() < maxTiles;) {
+          if (it->lossy == lossy) {
+            batch.push_back(std::move(*it));
+            it = ready_.erase(it);
+          } else {
+            ++it;
+          }
         }
       }
     }
     if (batch.empty()) return 0;
+    const bool lossyBatch = batch.front().lossy;
     std::vector<hfgpu::PatchInput> patches;
     std::vector<hfgpu::ValidatedStream> checked;
-    std::vector<size_t> tiles, finished;
+    std::vector<size_t> tiles, finished, refinedTiles;
     std::vector<AtlasSlot> slots;
+    std::vector<uint8_t> isRefinement;
     std::map<uint32_t, uint32_t> layerIndex;  // atlas layer -> surface index
     size_t failed = 0, dropped = 0;
     for (const Loaded& l : batch) {
-      finished.push_back(l.tile);
-      if (!l.error.empty()) {
-        sink.failed(l.tile, l.error);
-        ++failed;
-        continue;
-      }
       AtlasSlot slot;
-      if (!sink.reserve(l.tile, slot)) {
-        ++dropped;
-        continue;
+      if (l.refinement) {
+        // In place over the lossy samples; a tile evicted since (or refined already) is skipped,
+        // a corrupt payload reported (its lossy heights dropped with its slot).
+        refinedTiles.push_back(l.tile);
+        if (!lossy_[l.tile]) continue;
+        if (!l.error.empty()) {
+          lossy_[l.tile] = 0;
+          sink.failed(l.tile, l.error);
+          ++failed;
+          continue;
+        }
+        if (!sink.residentSlot(l.tile, slot)) {
+          lossy_[l.tile] = 0;
+          continue;
+        }
+      } else {
+        finished.push_back(l.tile);
+        if (!l.error.empty()) {
+          sink.failed(l.tile, l.error);
+          ++failed;
+          continue;
+        }
+        if (!sink.reserve(l.tile, slot)) {
+          ++dropped;
+          continue;
+        }
       }
+      isRefinement.push_back(l.refinement);
       hfgpu::PatchInput in;
       in.data = l.data;
       in.size = l.size;
@@ -658,7 +731,8 @@ class CudaStreamStrategy final : public StreamStrategy {
       tiles.push_back(l.tile);
       slots.push_back(slot);
     }
-    size_t committed = 0;
+    size_t committed = 0, refined = 0;
+    std::vector<size_t> toRefine;
     uint64_t blob = 0;
     if (!patches.empty()) {
       Pair& pr = *pairs_[next_++ % pairs_.size()];
@@ -669,22 +743,39 @@ class CudaStreamStrategy final : public StreamStrategy {
       blob = pr.decoder.plan().blobBytes();
       pr.decoder.uploadAsync(pr.stream);
       const hfgpu::Target target = mapLayers(pr, layerIndex);
-      pr.decoder.decodeAsync(hfgpu::DecodeMode::All, target, pr.stream);
+      pr.decoder.decodeAsync(lossyBatch ? hfgpu::DecodeMode::L12 : hfgpu::DecodeMode::All, target, pr.stream);
       pr.decoder.fetchStatusesAsync(pr.stream);
       unmapLayers(pr, tiles);
       for (size_t i = 0; i < tiles.size(); ++i) {
         if (i < valid.size() && valid[i] != hfpac::Status::Ok) {
+          if (isRefinement[i]) lossy_[tiles[i]] = 0;
           sink.failed(tiles[i], archive_.tileName(tiles[i]) + ": " + hfpac::statusMessage(valid[i]));
           ++failed;
           continue;
         }
+        if (isRefinement[i]) {
+          lossy_[tiles[i]] = 0;
+          ++refined;
+          ++committed;
+          continue;
+        }
         sink.commit(tiles[i], slots[i]);
         ++committed;
+        if (lossyBatch) {
+          lossy_[tiles[i]] = 1;
+          toRefine.push_back(tiles[i]);
+        }
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t t : finished) active_.erase(t);
-    stats_.delivered += committed;
+    for (size_t t : refinedTiles) refining_.erase(t);
+    for (size_t t : toRefine)
+      if (refining_.insert(t).second) refineQueue_.push_back(t);
+    if (!toRefine.empty()) wake_.notify_all();
+    stats_.deliveredLossy += toRefine.size();
+    stats_.refined += refined;
+    stats_.delivered += committed - refined;
     stats_.failed += failed;
     stats_.dropped += dropped;
     stats_.compressedToDevice += blob;
@@ -705,6 +796,13 @@ class CudaStreamStrategy final : public StreamStrategy {
   std::unordered_set<size_t> active_;
   std::deque<Loaded> ready_;
   std::vector<size_t> last_;
+  // Progressive (progressive_): lossy tiles to refine (newest at the back) and those in
+  // refinement; lossy_ per tile (render thread); the bytes each lossy read took.
+  bool progressive_ = false;
+  std::deque<size_t> refineQueue_;
+  std::unordered_set<size_t> refining_;
+  std::vector<uint8_t> lossy_;
+  std::vector<uint32_t> prefixBytes_;
   StreamStats stats_;
   bool stop_ = false;
   std::thread loader_;

@@ -336,7 +336,8 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
 #ifdef HF_HAVE_CUDA_STREAM
     auto s = makeCudaStreamStrategy(archive, options, note);
     if (s) {
-      if (options.progressive) note = "--progressive: the cuda strategy loads tiles whole (progressive loading is cpu's)";
+      if (options.progressive && options.vramCache)
+        note = "--progressive: with --cache vram the compressed tiles are in video memory already; tiles load whole";
       return s;
     }
 #else

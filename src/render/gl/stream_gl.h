@@ -30,9 +30,9 @@ struct StreamOptions {
   // loaded in the background when it fits, after which nothing but 48-byte records crosses PCIe.
   bool vramCache = false;
   double cacheMiB = 0;
-  // cpu: progressive loading (--progressive): tiles arrive lossy from layers 1 + 2 and are
-  // refined in place to exact (CpuStreamStrategy). raw has no layers; cuda loads tiles whole
-  // (a note says so).
+  // cpu, cuda: progressive loading (--progressive): tiles arrive lossy from layers 1 + 2 and
+  // are refined in place to exact (CpuStreamStrategy; stream_cuda.cpp). raw has no layers, and
+  // cuda with vramCache loads tiles whole (a note says so).
   bool progressive = false;
 };
 

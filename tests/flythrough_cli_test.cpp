@@ -156,7 +156,7 @@ TEST(HfbenchFlythroughCli, MissingArchives) {
   expectError(hfbench("'" + kRaw + "'", dir), "RAW.hfa and HFPAC.hfa", dir);
   expectError(hfbench("a.hfa b.hfa c.hfa", dir), "RAW.hfa and HFPAC.hfa", dir);
   expectError(hfbench("'" + kRaw + "' '" + kSample + "' --frobnicate", dir), "--frobnicate", dir);
-  expectError(hfbench("'" + kRaw + "' '" + kSample + "' --out", dir), "--out needs a value", dir);
+  expectError(hfbench("'" + kRaw + "' '" + kSample + "' --out", dir), "--out: 1 required DIR missing", dir);
 }
 
 TEST(HfbenchFlythroughCli, BadArchives) {

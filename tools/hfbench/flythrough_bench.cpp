@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "cli_options.h"
 #include "frametime_plot.h"
 #include "render/flythrough/flythrough.h"
 #include "render/gl/stream_gl.h"
@@ -28,12 +29,8 @@ int fail(const std::string& msg) {
   return 1;
 }
 
-const char* kUsage =
-    "usage: hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--bc1 BC1.hfa] [--out DIR] [--name NAME]\n"
-    "         [--streams 1,2,4] [--frames N] [--size WxH] [--tau PX] [--path diagonal|FILE]\n"
-    "         [--altitude M] [--speed M/S] [--dt S] [--budget-fraction F | --budget MIB]\n"
-    "         [--no-prefetch] [--warmup-frames N] [--repeat R] [--io warm|cold] [--io-limit MB/S]\n"
-    "         [--cache vram[:MiB]] [--json FILE] [--note TEXT] [-q]\n"
+// --help: the description, then CLI11's option list, then the details.
+const char* kAbout =
     "Flies one camera path over RAW (hfpack --codec raw) and HFPAC (the same DEM, hfpack) with\n"
     "the strategies raw, cpu and cuda x K for each K of --streams (and cuda on RBUC, a\n"
     "hfpac+rbuc twin), one after the other in this process, each from an empty atlas.\n"
@@ -44,7 +41,8 @@ const char* kUsage =
     "render-thread cost). A third, cpu, imagery bc1, flies the\n"
     "imagery's bc1 twin (hfpack transcode HFPAC BC1.hfa --imagery-codec bc1: the BC1 mip chains\n"
     "stored, uploaded as they are): --bc1, else HFPAC's name with _bc1 beside it when it exists;\n"
-    "without one that run is skipped with a note.\n"
+    "without one that run is skipped with a note.\n";
+const char* kDetails =
     "Writes DIR/NAME-<run>.csv (one row per frame), DIR/NAME.md (the report) and\n"
     "DIR/NAME-frametime.png. Defaults: DIR '.', NAME from HFPAC's file name, 1920x1080,\n"
     "tau 1, the diagonal at 1/3 of the maximum height at 8000 m/s, dt 1/60 s, frames to cover\n"
@@ -111,12 +109,6 @@ bool parseIntList(const char* s, std::vector<int>& out) {
     else if (*p) return false;
   }
   return !out.empty();
-}
-
-bool parsePositive(const char* s, double& v) {
-  char* end = nullptr;
-  v = std::strtod(s, &end);
-  return end != s && !*end && std::isfinite(v) && v > 0;
 }
 
 std::string baseName(const std::string& path) {
@@ -563,73 +555,66 @@ int runFlythroughCommand(int argc, char** argv) {
   bool quiet = false;
   std::string command = "hfbench";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    const char* v = nullptr;
-    double d = 0;
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else if (a == "-q" || a == "--quiet") {
-      quiet = true;
-    } else if (a == "--no-prefetch") {
-      rs.prefetch = false;
-    } else if (a == "--io") {
-      if (!(v = value()) || (std::strcmp(v, "warm") != 0 && std::strcmp(v, "cold") != 0))
-        return fail("--io wants warm or cold");
-      ioMode = v;
-    } else if (a == "--cache") {
-      std::string err;
-      if (!(v = value())) return fail("--cache needs host, vram or vram:MiB");
-      if (!hfr::parseCacheOption(v, cacheOptions, err)) return fail(err);
-    } else if (a == "--io-limit") {
-      if (!(v = value()) || !parsePositive(v, ioLimitMBps)) return fail("--io-limit wants MB/s > 0");
-    } else if (a == "--warmup-frames" || a == "--repeat") {
-      char* end = nullptr;
-      if (!(v = value())) return fail(a + " needs a value");
-      const long n = std::strtol(v, &end, 10);
-      const long lo = a == "--repeat" ? 1 : 0, hi = a == "--repeat" ? 20 : 3000;
-      if (end == v || *end || n < lo || n > hi)
-        return fail(a + " wants " + std::to_string(lo) + ".." + std::to_string(hi) + ", got '" + v + "'");
-      (a == "--repeat" ? repeats : warmupFrames) = int(n);
-    } else if (a == "--rbuc" || a == "--bc1" || a == "--out" || a == "--name" || a == "--path" || a == "--note" ||
-               a == "--json") {
-      if (!(v = value())) return fail(a + " needs a value");
-      (a == "--rbuc" ? rbucPath : a == "--bc1" ? bc1Path : a == "--out" ? outDir : a == "--name" ? name
-       : a == "--path" ? pathArg : a == "--json" ? jsonPath : note) = v;
-    } else if (a == "--streams") {
-      if (!(v = value()) || !parseIntList(v, streams)) return fail("--streams wants K[,K...] with 1 <= K <= 64");
-    } else if (a == "--frames") {
-      char* end = nullptr;
-      if (!(v = value())) return fail("--frames needs a value");
-      const long n = std::strtol(v, &end, 10);
-      if (end == v || *end || n < 1 || n > 1000000) return fail(std::string("--frames wants 1..1000000, got '") + v + "'");
-      fly.frames = int(n);
-    } else if (a == "--size") {
-      int used = 0;  // the whole value is WxH: no trailing characters
-      if (!(v = value()) || std::sscanf(v, "%dx%d%n", &rs.width, &rs.height, &used) != 2 ||
-          v[used] || rs.width < 1 || rs.height < 1 || rs.width > 16384 || rs.height > 16384)
-        return fail("--size wants WxH (1..16384)");
-    } else if (a == "--tau" || a == "--speed" || a == "--dt" || a == "--budget-fraction" || a == "--budget") {
-      if (!(v = value()) || !parsePositive(v, d)) return fail(a + " wants a number > 0");
-      if (a == "--tau") rs.tau = d;
-      else if (a == "--speed") fly.speed = d;
-      else if (a == "--dt") fly.dt = d;
-      else if (a == "--budget") budget = d;
-      else if (d > 1) return fail("--budget-fraction wants 0 < F <= 1");
-      else budgetFraction = d;
-    } else if (a == "--altitude") {
-      char* end = nullptr;
-      if (!(v = value())) return fail("--altitude needs a value");
-      fly.altitude = std::strtod(v, &end);
-      if (end == v || *end || !std::isfinite(fly.altitude)) return fail("--altitude wants metres");
-    } else if (!a.empty() && a[0] == '-') {
-      return fail("unknown option " + a + " (hfbench flythrough --help)");
-    } else {
-      inputs.push_back(a);
-    }
-  }
+  CLI::App app{kAbout, "hfbench flythrough"};
+  app.footer(kDetails);
+  lastValueWins(app);
+  app.add_option("ARCHIVES", inputs, "the raw archive and the HFPaC one of one DEM")->type_name("RAW.hfa HFPAC.hfa");
+  app.add_option("--rbuc", rbucPath, "a hfpac+rbuc twin of HFPAC: one more cuda run")->type_name("RBUC.hfa");
+  app.add_option("--bc1", bc1Path, "the imagery's bc1 twin of HFPAC")->type_name("BC1.hfa");
+  app.add_option("--out", outDir, "the folder written")->type_name("DIR")->capture_default_str();
+  app.add_option("--name", name, "the files' name")->type_name("NAME");
+  app.add_option_function<std::string>(
+      "--streams",
+      [&](const std::string& v) {
+        if (!parseIntList(v.c_str(), streams)) throw CLI::ValidationError("--streams", "wants K[,K...] with 1 <= K <= 64");
+      },
+      "the cuda runs' streams [1,2,4]")
+      ->type_name("K[,K...]");
+  addInt(app, "--frames", fly.frames, 1, 1000000, "flight frames (default: to cover the path, at most 3000)")
+      ->default_str("");
+  app.add_option_function<std::string>(
+      "--size",
+      [&](const std::string& v) {
+        int used = 0;  // the whole value is WxH: no trailing characters
+        if (std::sscanf(v.c_str(), "%dx%d%n", &rs.width, &rs.height, &used) != 2 || v[size_t(used)] ||
+            rs.width < 1 || rs.height < 1 || rs.width > 16384 || rs.height > 16384)
+          throw CLI::ValidationError("--size", "wants WxH (1..16384)");
+      },
+      "the view [1920x1080]")
+      ->type_name("WxH");
+  app.add_option("--tau", rs.tau, "screen-space error bound, pixels [1]")->check(finiteNumber(true));
+  app.add_option("--path", pathArg, "the camera path: the diagonal or a recorded path file")
+      ->type_name("diagonal|FILE")
+      ->capture_default_str();
+  app.add_option("--altitude", fly.altitude, "the diagonal's height, metres (default: 1/3 of the maximum height)")
+      ->check(finiteNumber(false));
+  app.add_option("--speed", fly.speed, "the diagonal's speed, m/s [8000]")->check(finiteNumber(true));
+  app.add_option("--dt", fly.dt, "simulated seconds per frame [1/60]")->check(finiteNumber(true));
+  app.add_option("--budget-fraction", budgetFraction, "an atlas for this share F of all tiles")
+      ->check(finiteNumber(true))
+      ->check([](const std::string& v) { return std::strtod(v.c_str(), nullptr) > 1 ? "wants 0 < F <= 1" : ""; })
+      ->capture_default_str();
+  app.add_option("--budget", budget, "the atlas budget, MiB (instead of --budget-fraction)")->check(finiteNumber(true));
+  app.add_flag_callback("--no-prefetch", [&] { rs.prefetch = false; }, "no prefetch along the camera's motion");
+  addInt(app, "--warmup-frames", warmupFrames, 0, 3000, "untimed frames per strategy before the runs");
+  addInt(app, "--repeat", repeats, 1, 20, "fly the list of runs R times");
+  app.add_option("--io", ioMode, "warm: every archive read once before the runs; cold: its pages dropped before each")
+      ->check(CLI::IsMember({"warm", "cold"}))
+      ->capture_default_str();
+  app.add_option("--io-limit", ioLimitMBps, "payload reads through one channel of MB/S")->check(finiteNumber(true));
+  app.add_option_function<std::string>(
+      "--cache",
+      [&](const std::string& v) {
+        std::string err;
+        if (!hfr::parseCacheOption(v, cacheOptions, err)) throw CLI::ValidationError(err);
+      },
+      "vram adds a run with the compressed tiles in device memory")
+      ->type_name("host|vram[:MiB]");
+  app.add_option("--json", jsonPath, "also write every run's figures as JSON")->type_name("FILE");
+  app.add_option("--note", note, "a note for the report");
+  app.add_flag("-q,--quiet", quiet, "no progress on stderr");
+  int status = 0;
+  if (!hfcli::parse(app, argc - 1, argv + 1, status)) return status;
   if (inputs.size() != 2)
     return fail("flythrough needs RAW.hfa and HFPAC.hfa (hfbench flythrough --help)");
   if (name.empty()) name = baseName(inputs[1]);

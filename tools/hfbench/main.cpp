@@ -9,13 +9,15 @@
 //                 [--batch-tiles 1024] [--no-gpu] [-q]
 //                 the imagery codec against TurboJPEG and libsquish (imagery_bench.h), and on a
 //                 CUDA device its GPU twins against them and nvJPEG (imagery_gpu_bench.h)
+//   hfbench flythrough ... (flythrough_bench.h), hfbench fft ... (fft_bench.h)
 //
-// Exit status 0 when every input was measured and every codec decoded losslessly, else 1.
-// Errors are one line starting "Error:" on stderr; a bad input does not stop the others.
+// The command lines are CLI11's (tools/cli/cli.h, cli_options.h): hfbench --help and
+// hfbench COMMAND --help print the options. Exit status 0 when every input was measured and every
+// codec decoded losslessly, else 1. Errors are one line starting "Error:" on stderr; a bad input
+// does not stop the others.
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,15 +28,16 @@
 #include <vector>
 
 #include "json.h"
+#include "cli_options.h"
 #include "codec_bench.h"
 #include "demio/hfr.h"
 #include "host.h"
 #include "report.h"
 #if HF_BENCH_FLYTHROUGH
 #include "flythrough_bench.h"
+#endif
 #if HF_BENCH_FFT
 #include "fft_bench.h"
-#endif
 #endif
 #if HF_BENCH_IMAGERY
 #include "imagery_bench.h"
@@ -42,22 +45,13 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: hfbench codec INPUT... --json OUT.json [--patch 129] [--segment 0|5|9|17|33] "
-    "[--bits auto|0..16] [--threads N] [--repeat N] [--zstd-level N] [--quant-step S] "
-    "[--band N] [--no-nodata] [--no-auto-mask] [--device cpu|cuda] [-q]\n"
-    "       hfbench dump INPUT... -o DIR [--window W|WxH] [--band N] [--quant-step S]  "
-    "(GDAL-free .hfr copies; --window W[xH] keeps the central W x W (W x H) samples of larger rasters)\n"
-    "       hfbench imagery IMAGE... --json OUT.json [--quality 90] [--threads N] [--bc1-window 1024|0]\n"
-    "                 [--batch-tiles 1024] [--no-gpu] [-q]  (JPEG and BC1 of the imagery codec against\n"
-    "                 TurboJPEG and libsquish; with a CUDA device also the GPU codec and nvJPEG)\n"
-    "       hfbench flythrough RAW.hfa HFPAC.hfa [--rbuc RBUC.hfa] [--out DIR] ...  (frame times of "
-    "every streaming strategy; hfbench flythrough --help)\n"
-    "       hfbench fft --json OUT.json [--repeat N] [--threads N] [--quick]  (the shared-memory GPU FFT against\n"
-    "                 cuFFT and FFTW; hfbench fft --help)";
+// "--json OUT.json": a file name, or "-" for stdout.
+std::string jsonFileName(const std::string& v) {
+  return v.empty() || (v[0] == '-' && v != "-") ? "needs a file name (or - for stdout)" : "";
+}
 
-int usageError(const std::string& message) {
-  std::fprintf(stderr, "Error: %s; %s\n", message.c_str(), kUsage);
+int fail(const std::string& message) {
+  std::fprintf(stderr, "Error: %s\n", message.c_str());
   return 1;
 }
 
@@ -68,38 +62,6 @@ bool parseInt(std::string_view text, int lo, int hi, int& value) {
   value = v;
   return true;
 }
-
-bool parseDouble(const std::string& text, double& value) {
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v > 0) || v == HUGE_VAL) return false;
-  value = v;
-  return true;
-}
-
-// One command-line argument: "--name=value" is split; value() takes the inline value or the
-// next argument (advancing i). Shared by the subcommands' option loops.
-struct OptionArg {
-  std::string name, inlineValue;
-  bool hasInline = false;
-  explicit OptionArg(const char* a) : name(a) {
-    const size_t eq = name.find('=');
-    if (name.size() > 2 && name.compare(0, 2, "--") == 0 && eq != std::string::npos) {
-      inlineValue = name.substr(eq + 1);
-      name.resize(eq);
-      hasInline = true;
-    }
-  }
-  bool value(int& i, int argc, char** argv, std::string& out) const {
-    if (hasInline) {
-      out = inlineValue;
-      return true;
-    }
-    if (i + 1 >= argc) return false;
-    out = argv[++i];
-    return true;
-  }
-};
 
 // Runs `bench(path, log)` on every input in order, with "[k/n] path: stages - s" on stderr
 // unless quiet; `failedOn(path, result)` reports a failed result (one "Error:" line) and says so.
@@ -129,69 +91,44 @@ int runCodec(int argc, char** argv) {
   hfbench::CodecBenchOptions options;
   std::vector<std::string> inputs;
   std::string json_path;
+  std::string device = "cpu";
   bool quiet = false;
-
-  for (int i = 2; i < argc; ++i) {
-    const OptionArg opt(argv[i]);
-    const std::string& arg = opt.name;
-    std::string value;
-    auto needValue = [&](std::string& out) { return opt.value(i, argc, argv, out); };
-    if (arg == "-q" || arg == "--quiet") {
-      quiet = true;
-    } else if (arg == "--help" || arg == "-h") {
-      return usageError("help requested");
-    } else if (arg == "--no-nodata") {
-      options.passNodata = false;
-    } else if (arg == "--device") {
-      if (!needValue(value) || (value != "cpu" && value != "cuda"))
-        return usageError("--device needs cpu or cuda");
-      options.cuda = value == "cuda";
+  CLI::App app{"HFPaC against zstd and LERC on the patches of real DEMs (codec_bench.h): sizes, encode and decode "
+               "speed, a lossless check of every codec; one JSON report, a table on stdout. Exit status 1 when an "
+               "input failed or a codec was not lossless.",
+               "hfbench codec"};
+  hfbench::lastValueWins(app);
+  app.add_option("INPUT", inputs, "DEMs (any raster demio reads; .hfr dumps without GDAL)")->required();
+  app.add_option("--json", json_path, "the report; - for stdout (the table then goes to stderr)")
+      ->required()
+      ->check(jsonFileName)
+      ->type_name("OUT.json");
+  hfbench::addInt(app, "--patch", options.patch, 2, hfpac::kMaxPatchSide, "patch side P");
+  hfbench::addInt(app, "--segment", options.segment, 0, 33, "segment size, 0 = try all")
+      ->check(CLI::IsMember({0, 5, 9, 17, 33}));
+  hfbench::addInt(app, "--bits", options.bits, -1, hfpac::kMaxBits, "bits per sample, auto (-1) or 0..16")
+      ->transform(CLI::Transformer({{"auto", "-1"}}).description(""))
+      ->type_name("auto|INT")
+      ->default_str("auto");
+  hfbench::addInt(app, "--threads", options.threads, 0, 1024, "threads of the batch runs, 0 = all cores");
+  hfbench::addInt(app, "--repeat", options.repeat, 1, 1000, "decode runs; the best is reported");
+  hfbench::addInt(app, "--zstd-level", options.zstdLevel, 1, 22, "zstd's level");
+  app.add_option("--quant-step", options.read.quantStep, "quantisation step for wider types (default: automatic)")
+      ->check(hfbench::finiteNumber(true));
+  hfbench::addInt(app, "--band", options.read.band, 1, 65535, "the band to read");
+  app.add_flag_callback("--no-nodata", [&] { options.passNodata = false; },
+                        "do not give the DEM's nodata sample to the encoder as its mask candidate");
+  app.add_flag_callback("--no-auto-mask", [&] { options.autoMask = false; }, "hfpac's autoMask off");
+  app.add_option("--device", device, "cuda adds the GPU codec's figures (CUDA builds)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  app.add_flag("-q,--quiet", quiet, "no progress, no table");
+  int status = 0;
+  if (!hfcli::parse(app, argc - 1, argv + 1, status)) return status;
+  options.cuda = device == "cuda";
 #ifndef HF_BENCH_CUDA
-      if (options.cuda) return usageError("--device cuda: hfbench was built without CUDA (HF_CUDA=OFF)");
+  if (options.cuda) return fail("--device cuda: hfbench was built without CUDA (HF_CUDA=OFF)");
 #endif
-    } else if (arg == "--no-auto-mask") {
-      options.autoMask = false;
-    } else if (arg == "--json") {
-      if (!needValue(json_path) || json_path.empty() || (json_path[0] == '-' && json_path != "-"))
-        return usageError("--json needs a file name");
-    } else if (arg == "--patch") {
-      if (!needValue(value) || !parseInt(value, 2, hfpac::kMaxPatchSide, options.patch))
-        return usageError("--patch needs an integer in 2.." + std::to_string(hfpac::kMaxPatchSide));
-    } else if (arg == "--segment") {
-      if (!needValue(value) || !parseInt(value, 0, 33, options.segment) ||
-          (options.segment != 0 && options.segment != 5 && options.segment != 9 &&
-           options.segment != 17 && options.segment != 33))
-        return usageError("--segment needs 0 (try all), 5, 9, 17 or 33");
-    } else if (arg == "--bits") {
-      if (!needValue(value)) return usageError("--bits needs auto or 0..16");
-      if (value == "auto") {
-        options.bits = -1;
-      } else if (!parseInt(value, 0, hfpac::kMaxBits, options.bits)) {
-        return usageError("--bits needs auto or 0..16");
-      }
-    } else if (arg == "--threads") {
-      if (!needValue(value) || !parseInt(value, 0, 1024, options.threads))
-        return usageError("--threads needs an integer in 0..1024 (0 = all cores)");
-    } else if (arg == "--repeat") {
-      if (!needValue(value) || !parseInt(value, 1, 1000, options.repeat))
-        return usageError("--repeat needs an integer in 1..1000");
-    } else if (arg == "--zstd-level") {
-      if (!needValue(value) || !parseInt(value, 1, 22, options.zstdLevel))
-        return usageError("--zstd-level needs an integer in 1..22");
-    } else if (arg == "--quant-step") {
-      if (!needValue(value) || !parseDouble(value, options.read.quantStep))
-        return usageError("--quant-step needs a positive number");
-    } else if (arg == "--band") {
-      if (!needValue(value) || !parseInt(value, 1, 65535, options.read.band))
-        return usageError("--band needs a positive integer");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return usageError("unknown option '" + arg + "'");
-    } else {
-      inputs.push_back(arg);
-    }
-  }
-  if (inputs.empty()) return usageError("no input files");
-  if (json_path.empty()) return usageError("--json OUT.json is required");
 
   const hfbench::HostInfo host = hfbench::hostInfo();
   const int threads_used =
@@ -239,33 +176,33 @@ int runDump(int argc, char** argv) {
   std::string dir;
   int window = 0, windowH = 0;
   demio::ReadOptions read;
-  for (int i = 2; i < argc; ++i) {
-    const std::string arg = argv[i];
-    std::string value;
-    if (arg == "-o" && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (arg == "--window" && i + 1 < argc) {
-      // W (a central W x W window) or WxH (a central W wide, H high window).
-      std::string v = argv[++i];
-      const size_t xpos = v.find('x');
-      if (xpos != std::string::npos) {
-        const std::string hs = v.substr(xpos + 1);
-        v = v.substr(0, xpos);
-        if (!parseInt(hs.c_str(), 2, 1 << 20, windowH)) return usageError("--window needs W or WxH, integers >= 2");
-      }
-      if (!parseInt(v.c_str(), 2, 1 << 20, window)) return usageError("--window needs W or WxH, integers >= 2");
-      if (xpos == std::string::npos) windowH = window;
-    } else if (arg == "--band" && i + 1 < argc) {
-      if (!parseInt(argv[++i], 1, 65535, read.band)) return usageError("--band needs a positive integer");
-    } else if (arg == "--quant-step" && i + 1 < argc) {
-      if (!parseDouble(argv[++i], read.quantStep)) return usageError("--quant-step needs a positive number");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return usageError("unknown option '" + arg + "'");
-    } else {
-      inputs.push_back(arg);
-    }
-  }
-  if (inputs.empty() || dir.empty()) return usageError("dump needs INPUT... -o DIR");
+  CLI::App app{"Reads each input with demio (a GDAL build) and writes DIR/NAME.hfr: the GDAL-free copies that builds "
+               "without GDAL (the GPU machine) read.",
+               "hfbench dump"};
+  hfbench::lastValueWins(app);
+  app.add_option("INPUT", inputs, "DEMs")->required();
+  app.add_option("-o", dir, "the output folder")->required()->type_name("DIR");
+  app.add_option_function<std::string>(
+      "--window",
+      [&](const std::string& value) {
+        // W (a central W x W window) or WxH (a central W wide, H high window).
+        std::string v = value;
+        const size_t xpos = v.find('x');
+        if (xpos != std::string::npos) {
+          const std::string hs = v.substr(xpos + 1);
+          v = v.substr(0, xpos);
+          if (!parseInt(hs, 2, 1 << 20, windowH)) throw CLI::ValidationError("--window", "needs W or WxH, integers >= 2");
+        }
+        if (!parseInt(v, 2, 1 << 20, window)) throw CLI::ValidationError("--window", "needs W or WxH, integers >= 2");
+        if (xpos == std::string::npos) windowH = window;
+      },
+      "keep the central W x W (W x H) samples of larger rasters")
+      ->type_name("W|WxH");
+  hfbench::addInt(app, "--band", read.band, 1, 65535, "the band to read");
+  app.add_option("--quant-step", read.quantStep, "quantisation step for wider types (default: automatic)")
+      ->check(hfbench::finiteNumber(true));
+  int status = 0;
+  if (!hfcli::parse(app, argc - 1, argv + 1, status)) return status;
   bool failed = false;
   for (const std::string& path : inputs) {
     demio::Dem dem;
@@ -304,41 +241,26 @@ int runImagery(int argc, char** argv) {
   std::vector<std::string> inputs;
   std::string json_path;
   bool quiet = false;
-  for (int i = 2; i < argc; ++i) {
-    const OptionArg opt(argv[i]);
-    const std::string& arg = opt.name;
-    std::string value;
-    auto needValue = [&](std::string& out) { return opt.value(i, argc, argv, out); };
-    if (arg == "-q" || arg == "--quiet") {
-      quiet = true;
-    } else if (arg == "--help" || arg == "-h") {
-      return usageError("help requested");
-    } else if (arg == "--json") {
-      if (!needValue(json_path) || json_path.empty() || (json_path[0] == '-' && json_path != "-"))
-        return usageError("--json needs a file name");
-    } else if (arg == "--quality") {
-      if (!needValue(value) || !parseInt(value, 1, 100, options.quality))
-        return usageError("--quality needs an integer in 1..100");
-    } else if (arg == "--threads") {
-      if (!needValue(value) || !parseInt(value, 0, 1024, options.threads))
-        return usageError("--threads needs an integer in 0..1024 (0 = all cores)");
-    } else if (arg == "--batch-tiles") {
-      if (!needValue(value) || !parseInt(value, 1, 1 << 16, options.batchTiles))
-        return usageError("--batch-tiles needs an integer in 1..65536");
-    } else if (arg == "--no-gpu") {
-      options.gpu = false;
-    } else if (arg == "--bc1-window") {
-      if (!needValue(value) || !parseInt(value, 0, 1 << 20, options.bc1Window) ||
-          (options.bc1Window > 0 && options.bc1Window < 4))
-        return usageError("--bc1-window needs 0 (the whole image) or an integer >= 4");
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      return usageError("unknown option '" + arg + "'");
-    } else {
-      inputs.push_back(arg);
-    }
-  }
-  if (inputs.empty()) return usageError("no input images");
-  if (json_path.empty()) return usageError("--json OUT.json is required");
+  CLI::App app{"The imagery codec (src/imagery) against TurboJPEG and libsquish (imagery_bench.h): JPEG and BC1 of "
+               "each image, and with a CUDA device the GPU codec and nvJPEG (imagery_gpu_bench.h); one JSON "
+               "report. Exit status 1 when an image failed.",
+               "hfbench imagery"};
+  hfbench::lastValueWins(app);
+  app.add_option("IMAGE", inputs, "colour images (GDAL rasters; PNG or JPEG without GDAL)")->required();
+  app.add_option("--json", json_path, "the report; - for stdout")->required()->check(jsonFileName)->type_name("OUT.json");
+  hfbench::addInt(app, "--quality", options.quality, 1, 100, "JPEG quality");
+  hfbench::addInt(app, "--threads", options.threads, 0, 1024, "threads of the all-cores figures, 0 = all cores");
+  hfbench::addInt(app, "--bc1-window", options.bc1Window, 0, 1 << 20,
+                  "side of the central BC1 window (>= 4), 0 = the whole image")
+      ->check([](const std::string& v) {
+        const long n = std::strtol(v.c_str(), nullptr, 0);  // as CLI11 reads it
+        return n > 0 && n < 4 ? std::string("needs 0 (the whole image) or an integer >= 4") : std::string();
+      });
+  hfbench::addInt(app, "--batch-tiles", options.batchTiles, 1, 1 << 16, "tiles per GPU batch");
+  app.add_flag_callback("--no-gpu", [&] { options.gpu = false; }, "no GPU figures");
+  app.add_flag("-q,--quiet", quiet, "no progress, no summary");
+  int status = 0;
+  if (!hfcli::parse(app, argc - 1, argv + 1, status)) return status;
 
   // The command line as run, for the report (arguments with odd characters single-quoted).
   std::string command;
@@ -389,42 +311,55 @@ int runImagery(int argc, char** argv) {
   }
   return failed ? 1 : 0;
 }
+#else
+int runImagery(int, char**) {
+  return fail("this hfbench was built without the imagery codec (src/imagery); hfbench imagery needs it");
+}
+#endif
+
+#if HF_BENCH_FLYTHROUGH
+using hfbench::runFlythroughCommand;
+#else
+int runFlythroughCommand(int, char**) {
+  return fail("this hfbench was built without the OpenGL renderer (HF_GL=OFF); hfbench flythrough needs it");
+}
+#endif
+
+#if HF_BENCH_FFT
+using hfbench::runFftCommand;
+#else
+int runFftCommand(int, char**) {
+  return fail("this hfbench was built without the GPU FFT (no CUDA or no FFTW); hfbench fft needs both");
+}
 #endif
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return usageError("no command");
-  const std::string command = argv[1];
-  if (command == "codec") return runCodec(argc, argv);
-  if (command == "dump") return runDump(argc, argv);
-  if (command == "imagery") {
-#if HF_BENCH_IMAGERY
-    return runImagery(argc, argv);
-#else
-    std::fprintf(stderr, "Error: this hfbench was built without the imagery codec (src/imagery); "
-                         "hfbench imagery needs it\n");
-    return 1;
-#endif
+  struct Command {
+    const char* name;
+    int (*run)(int argc, char** argv);  // argv[1] is the name
+    const char* description;
+  };
+  const Command commands[] = {
+      {"codec", runCodec, "INPUT... --json OUT.json: HFPaC against zstd and LERC on DEMs"},
+      {"dump", runDump, "INPUT... -o DIR: GDAL-free .hfr copies of DEMs (for builds without GDAL)"},
+      {"imagery", runImagery,
+       "IMAGE... --json OUT.json: JPEG and BC1 of the imagery codec against TurboJPEG and libsquish; with a "
+       "CUDA device also the GPU codec and nvJPEG"},
+      {"flythrough", runFlythroughCommand, "RAW.hfa HFPAC.hfa ...: frame times of every streaming strategy"},
+      {"fft", runFftCommand, "--json OUT.json: the shared-memory GPU FFT against cuFFT and FFTW"},
+  };
+  for (const Command& c : commands)
+    if (argc > 1 && std::strcmp(argv[1], c.name) == 0) return c.run(argc, argv);
+  CLI::App app{"The project's benchmarks (docs/benchmarks.md); hfbench COMMAND --help lists a command's options.",
+               "hfbench"};
+  for (const Command& c : commands) app.add_subcommand(c.name, c.description);
+  if (argc > 1 && std::strcmp(argv[1], "help") == 0) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
   }
-  if (command == "--help" || command == "-h" || command == "help") return usageError("help requested");
-  if (command == "flythrough") {
-#if HF_BENCH_FLYTHROUGH
-    return hfbench::runFlythroughCommand(argc, argv);
-#else
-    std::fprintf(stderr, "Error: this hfbench was built without the OpenGL renderer (HF_GL=OFF); "
-                         "hfbench flythrough needs it\n");
-    return 1;
-#endif
-  }
-  if (command == "fft") {
-#if HF_BENCH_FFT
-    return hfbench::runFftCommand(argc, argv);
-#else
-    std::fprintf(stderr, "Error: this hfbench was built without the GPU FFT (no CUDA or no FFTW); "
-                         "hfbench fft needs both\n");
-    return 1;
-#endif
-  }
-  return usageError("unknown command '" + command + "'");
+  // No command here (the commands were dispatched above): --help, else an error.
+  int status = 0;
+  return hfcli::parse(app, argc, argv, status) ? fail("no command (hfbench --help)") : status;
 }

@@ -365,6 +365,34 @@ TEST(HfbenchFlythroughCli, ColdAndLimitedIoAreReported) {
   EXPECT_NE(md.find("\n| cpu | "), std::string::npos) << md;
 }
 
+// --progressive (issue 15, refine in place): a cpu run that loads tiles lossy first; its JSON
+// says so and has a first view no later than its exact view, and it reads no more payload bytes
+// than the whole-tile cpu run.
+TEST(HfbenchFlythroughCli, ProgressiveRunsReportFirstAndExactViews) {
+  REQUIRE_SAMPLES_AND_GL();
+  TempDir dir;
+  const CmdResult r = hfbench("'" + kRaw + "' '" + kSample + "' --size 160x90 --frames 3 --out out --name p "
+                              "--warmup-frames 0 --progressive --io-limit 200 --json out/p.json",
+                              dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string js = slurp((dir.path / "out" / "p.json").string());
+  const size_t at = js.find("\"strategy\": \"cpu, progressive\"");
+  ASSERT_NE(at, std::string::npos) << js;
+  const std::string run = js.substr(at, js.find('}', at) - at);
+  EXPECT_NE(run.find("\"progressive\": true"), std::string::npos) << run;
+  auto number = [&](const std::string& text, const std::string& key) {
+    const size_t k = text.find("\"" + key + "\": ");
+    return k == std::string::npos ? -1.0 : std::strtod(text.c_str() + k + key.size() + 4, nullptr);
+  };
+  const double first = number(run, "first_view_ms"), exact = number(run, "exact_view_ms");
+  EXPECT_GT(first, 0) << run;
+  EXPECT_LE(first, exact) << run;
+  EXPECT_NE(js.find("\"progressive\": false"), std::string::npos) << "the whole-tile runs too";
+  const std::string md = slurp((dir.path / "out" / "p.md").string());
+  EXPECT_NE(md.find("| exact view ms |"), std::string::npos) << md;
+  EXPECT_NE(md.find("\n| cpu, progressive | "), std::string::npos) << md;
+}
+
 // ---- hfview --headless --bench ----
 
 TEST(HfviewBenchCli, BadValues) {

@@ -107,7 +107,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       else queue_.push_back(t);
     }
     last_ = tiles;
-    if (!queue_.empty()) wake_.notify_all();
+    if (!queue_.empty() || (active_.empty() && !refineQueue_.empty())) wake_.notify_all();
   }
 
   size_t deliver(TileSink& sink, size_t maxTiles) override {
@@ -305,8 +305,9 @@ class CudaStreamStrategy final : public StreamStrategy {
       uint32_t alreadyRead = 0;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        // Wanted tiles first; refinements of lossy tiles only when none waits.
-        wake_.wait(lock, [&] { return stop_ || !queue_.empty() || !refineQueue_.empty(); });
+        // Wanted tiles first; refinements of lossy tiles only when every requested tile has been
+        // delivered (a refinement's read would otherwise queue before theirs on a slow disk).
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty() || (!refineQueue_.empty() && active_.empty()); });
         if (stop_) return;
         if (!queue_.empty()) {
           tile = queue_.front();
@@ -772,7 +773,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     for (size_t t : refinedTiles) refining_.erase(t);
     for (size_t t : toRefine)
       if (refining_.insert(t).second) refineQueue_.push_back(t);
-    if (!toRefine.empty()) wake_.notify_all();
+    if (!refineQueue_.empty() && active_.empty()) wake_.notify_all();
     stats_.deliveredLossy += toRefine.size();
     stats_.refined += refined;
     stats_.delivered += committed - refined;

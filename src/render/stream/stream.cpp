@@ -146,8 +146,9 @@ void CpuStreamStrategy::worker() {
     ReadAhead ahead;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      // Wanted tiles first; refinements only when none waits.
-      wake_.wait(lock, [&] { return stop_ || !queue_.empty() || !refineQueue_.empty(); });
+      // Wanted tiles first; refinements only when every requested tile has been delivered (a
+      // refinement's read would otherwise queue before theirs on a slow disk).
+      wake_.wait(lock, [&] { return stop_ || !queue_.empty() || (!refineQueue_.empty() && active_.empty()); });
       if (stop_) return;
       if (!queue_.empty()) {
         tile = queue_.front();
@@ -199,7 +200,7 @@ void CpuStreamStrategy::request(const std::vector<size_t>& tiles) {
     if (t >= archive_.tiles().size()) continue;
     if (active_.insert(t).second) queue_.push_back(t);
   }
-  if (!queue_.empty()) wake_.notify_all();
+  if (!queue_.empty() || (active_.empty() && !refineQueue_.empty())) wake_.notify_all();
 }
 
 size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
@@ -265,7 +266,7 @@ size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
   for (size_t t : refinedTiles) refining_.erase(t);
   for (size_t t : toRefine)
     if (refining_.insert(t).second) refineQueue_.push_back(t);
-  if (!toRefine.empty()) wake_.notify_all();
+  if (!refineQueue_.empty() && active_.empty()) wake_.notify_all();
   stats_.delivered += delivered;
   stats_.failed += failed;
   stats_.dropped += dropped;

@@ -194,8 +194,8 @@ struct ReadAhead {
 //
 // Progressive (`progressive` true, hfview --progressive): a tile is first read up to its
 // layers 1 + 2 and decoded at L12 (ArchiveReader::decodeTileLossy: a fraction of the bytes,
-// heights within 2^(b-1)), delivered, and then refined in place: once no wanted tile waits,
-// the workers read the rest of the payloads of the lossy tiles (the most recently delivered
+// heights within 2^(b-1)), delivered, and then refined in place: once every requested tile has
+// been delivered, the workers read the rest of the payloads of the lossy tiles (the most recently delivered
 // first), decode them exactly (CRC checked) and deliver() uploads them into the tile's slot
 // (TileSink::residentSlot; a tile evicted meanwhile is simply not refined). pending() counts
 // the refinements still to do.

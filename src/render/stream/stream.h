@@ -10,8 +10,8 @@
 //   TileSink (deliver), which never blocks. `cpu` (CpuStreamStrategy) reads payloads from the
 //   archive and decodes them with hfpac::decode on worker threads; the render thread only
 //   uploads. `raw` (pinned PBO uploads of raw archives) and `cuda` (decode into the atlas with
-//   surface writes) plug in behind the same interface later: a strategy that writes the atlas
-//   itself uses TileSink::reserve + commit instead of uploadSamples.
+//   surface writes) sit behind the same interface (render/gl/stream_gl.h): a strategy that writes
+//   the atlas itself uses TileSink::reserve + commit instead of uploadSamples.
 #pragma once
 
 #include <condition_variable>

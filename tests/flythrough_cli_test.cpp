@@ -6,10 +6,15 @@
 // their CSVs, the report and the plot. Label "hfbench". The runs that need GL skip with a
 // message when no EGL device gives a 4.5 core context.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <random>
+#include <thread>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -477,6 +482,69 @@ TEST(HfviewDemCli, PacksIntoTheCacheOnceAndReopens) {
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_EQ(archives().size(), 1u);
   EXPECT_EQ(archives()[0].substr(0, 5), "copy-");
+}
+
+// hfview DEM killed with SIGKILL at 20 random moments while it packs into its cache (issue 16):
+// its hfpack child ends with it (SIGTERM), the cache then holds the complete archive or none,
+// and the next complete run leaves no temporary file and the same archive as an undisturbed one.
+TEST(HfviewDemCli, KilledWhilePackingLeavesTheCacheCompleteOrEmpty) {
+  REQUIRE_SAMPLES_AND_GL();
+  const fs::path tif = fs::path(kSample).parent_path() / "sample_terrain.tif";
+  if (!fs::exists(tif)) GTEST_SKIP() << "no " << tif << " (a build without GDAL)";
+  TempDir dir;
+  const fs::path cache = dir.path / "cache";
+  auto run = [&](double killAfterSeconds) {  // < 0: run to the end
+    std::vector<std::string> args = {HFVIEW_BINARY, tif.string(), "--headless", "--screenshot",
+                                     (dir.path / "x.png").string(), "--size", "64x48", "-q"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
+      const int devnull = ::open("/dev/null", O_WRONLY);
+      if (devnull >= 0) {
+        ::dup2(devnull, 1);
+        ::dup2(devnull, 2);
+      }
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    if (killAfterSeconds >= 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(killAfterSeconds));
+      ::kill(pid, SIGKILL);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
+  };
+  auto files = [&](bool temporaries) {
+    std::vector<fs::path> out;
+    if (fs::exists(cache / "hfview"))
+      for (const auto& e : fs::directory_iterator(cache / "hfview"))
+        if ((e.path().filename().string().find(".tmp.") != std::string::npos) == temporaries) out.push_back(e.path());
+    return out;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_EQ(run(-1), 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(files(false).size(), 1u);
+  const fs::path archive = files(false)[0];
+  const std::string reference = slurp(archive.string());
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> moment(0.0, seconds);
+  for (int k = 0; k < 20; ++k) {
+    fs::remove(archive);
+    run(moment(rng));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the orphaned hfpack's SIGTERM exit
+    for (const fs::path& f : files(false)) EXPECT_EQ(slurp(f.string()), reference) << "kill " << k << ": " << f;
+  }
+  const size_t left = files(true).size();
+  ASSERT_EQ(run(-1), 0);
+  EXPECT_EQ(slurp(archive.string()), reference);
+  EXPECT_TRUE(files(true).empty()) << files(true).size() << " temporary files left after " << left;
+  std::printf("[ kills    ] hfview: 20 kills over %.2f s runs left %zu temporary files, none after the next run\n",
+              seconds, left);
 }
 
 TEST(HfviewBenchCli, TinyRunWritesCsv) {

@@ -1051,22 +1051,19 @@ TEST(Hfterrain, ImageryIsTheTerrainsReliefAndPacks) {
 // complete pack, once the leftovers are older than the 2 s a writer is given between creating
 // and locking its temporary file (simulated: their times are set back), removes every
 // temporary file the killed ones left.
-TEST(Hfpack, KilledAtAnyMomentLeavesTheOldArchiveOrNothing) {
-  TempDir dir;
-  const std::string terrain = dir / "t.hfr", out = dir / "out.hfa";
-  ASSERT_EQ(std::system((std::string(HFTERRAIN_BINARY) + " " + terrain + " --size 1025 --seed 5 -q").c_str()), 0);
-  auto packArgv = [&](std::vector<std::string>& args) {
-    args = {HFPACK_BINARY, terrain, "-o", out, "-q"};
-  };
-  auto readAll = [](const std::string& f) {
+// Runs `args` (writing `out`) once to the end, the reference, then 20 times killed with SIGKILL
+// at random moments over the run's duration (half of them with no previous `out`): `out` is
+// always the complete reference or absent, and the next complete run leaves no OUT.tmp.* file
+// (the ones the kills left are aged past the writer's 2 s guard first).
+void expectKillsLeaveTheOldFileOrNothing(std::vector<std::string> args, const fs::path& out, const fs::path& dir,
+                                         unsigned seed) {
+  auto readAll = [](const fs::path& f) {
     std::ifstream in(f, std::ios::binary);
     std::ostringstream bytes;
     bytes << in.rdbuf();
     return bytes.str();
   };
-  auto runPack = [&](double killAfterSeconds) {  // < 0: run to the end
-    std::vector<std::string> args;
-    packArgv(args);
+  auto run = [&](double killAfterSeconds) {  // < 0: run to the end
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -1088,32 +1085,50 @@ TEST(Hfpack, KilledAtAnyMomentLeavesTheOldArchiveOrNothing) {
     ::waitpid(pid, &status, 0);
     return status;
   };
-  // The reference: a complete pack, and how long one takes.
+  const std::string prefix = out.filename().string() + ".tmp.";
   const auto t0 = std::chrono::steady_clock::now();
-  ASSERT_EQ(runPack(-1), 0);
+  ASSERT_EQ(run(-1), 0);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::string reference = readAll(out);
   ASSERT_FALSE(reference.empty());
-  std::mt19937 rng(7);
+  std::mt19937 rng(seed);
   std::uniform_real_distribution<double> moment(0.0, seconds * 1.2);
   for (int k = 0; k < 20; ++k) {
-    if (k == 10) fs::remove(out);  // half of the kills with no previous archive
-    runPack(moment(rng));
+    if (k == 10) fs::remove(out);  // half of the kills with no previous file
+    run(moment(rng));
     if (fs::exists(out)) {
-      EXPECT_EQ(readAll(out), reference) << "kill " << k << ": a partial archive in place";
+      EXPECT_EQ(readAll(out), reference) << "kill " << k << ": a partial file in place";
     }
   }
   size_t left = 0;
-  for (const auto& e : fs::directory_iterator(dir.path)) {
-    if (e.path().filename().string().rfind("out.hfa.tmp.", 0) != 0) continue;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind(prefix, 0) != 0) continue;
     ++left;
     fs::last_write_time(e.path(), fs::file_time_type::clock::now() - std::chrono::minutes(1));
   }
-  std::printf("[ kills    ] 20 kills over %.2f s packs left %zu temporary files\n", seconds, left);
-  ASSERT_EQ(runPack(-1), 0);
+  std::printf("[ kills    ] %s: 20 kills over %.2f s runs left %zu temporary files\n", out.filename().c_str(), seconds,
+              left);
+  ASSERT_EQ(run(-1), 0);
   EXPECT_EQ(readAll(out), reference);
-  for (const auto& e : fs::directory_iterator(dir.path))
-    EXPECT_EQ(e.path().filename().string().rfind("out.hfa.tmp.", 0), std::string::npos) << e.path() << " left behind";
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().rfind(prefix, 0), std::string::npos) << e.path() << " left behind";
+}
+
+TEST(Hfpack, KilledAtAnyMomentLeavesTheOldArchiveOrNothing) {
+  TempDir dir;
+  const std::string terrain = dir / "t.hfr", out = dir / "out.hfa";
+  ASSERT_EQ(std::system((std::string(HFTERRAIN_BINARY) + " " + terrain + " --size 1025 --seed 5 -q").c_str()), 0);
+  expectKillsLeaveTheOldFileOrNothing({HFPACK_BINARY, terrain, "-o", out, "-q"}, out, dir.path, 7);
+}
+
+// The same for `hfpack transcode` (to raw: the largest output, the longest writes).
+TEST(Hfpack, TranscodeKilledAtAnyMomentLeavesTheOldArchiveOrNothing) {
+  TempDir dir;
+  const std::string terrain = dir / "t.hfr", packed = dir / "packed.hfa", out = dir / "raw.hfa";
+  ASSERT_EQ(std::system((std::string(HFTERRAIN_BINARY) + " " + terrain + " --size 1025 --seed 6 -q").c_str()), 0);
+  ASSERT_EQ(std::system((std::string(HFPACK_BINARY) + " " + terrain + " -o " + packed + " -q").c_str()), 0);
+  expectKillsLeaveTheOldFileOrNothing({HFPACK_BINARY, "transcode", packed, out, "--codec", "raw", "-q"}, out,
+                                      dir.path, 8);
 }
 
 #endif  // HFTERRAIN_BINARY

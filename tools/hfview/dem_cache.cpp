@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,16 +79,23 @@ std::string findHfpack() {
   return "hfpack";
 }
 
-// Removes NAME.tmp.PID files whose process is gone (a pack that was killed).
+// Removes what packs of viewers that were killed left: NAME.tmp.PID (hfpack's output for the
+// viewer PID) and NAME.tmp.PID.tmp.XXXXXX (hfpack's own temporary for it), once PID is gone and
+// no process holds the file's lock (the archive writer locks its temporary while it writes).
 void removeStaleTemporaries(const fs::path& dir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    const size_t at = name.rfind(".tmp.");
+    const size_t at = name.find(".tmp.");
     if (at == std::string::npos) continue;
     char* end = nullptr;
     const long pid = std::strtol(name.c_str() + at + 5, &end, 10);
-    if (end && *end == '\0' && pid > 0 && ::kill(pid_t(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
+    if (!end || end == name.c_str() + at + 5 || (*end != '\0' && *end != '.') || pid <= 0) continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH) continue;  // the viewer still runs
+    const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(e.path().c_str());
+    ::close(fd);
   }
 }
 
@@ -123,6 +132,7 @@ int runHfpack(const std::string& hfpack, const std::vector<std::string>& args, s
               const std::function<bool(const std::string&)>& onLine = {}, std::atomic<int>* child = nullptr) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return -1;
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     ::close(fds[0]);
@@ -130,6 +140,10 @@ int runHfpack(const std::string& hfpack, const std::vector<std::string>& args, s
     return -1;
   }
   if (pid == 0) {
+    // hfpack ends with the viewer (SIGTERM: it removes its output), even when the viewer is
+    // killed outright; a viewer gone before this line is caught by the parent check.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(1);
     ::dup2(fds[1], 1);
     ::dup2(fds[1], 2);
     std::vector<char*> argv;

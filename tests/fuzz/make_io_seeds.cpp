@@ -1,7 +1,8 @@
-// make_io_seeds.cpp - writes the seed corpora of fuzz_archive, fuzz_hfr and fuzz_camera_path
-// into DIR/fuzz_archive, DIR/fuzz_hfr and DIR/fuzz_camera_path (DIR default: the current
-// folder): small valid archives (hfpac with per-area b and masked nodata, 2DRBUC, raw, one with
-// an imagery section), .hfr rasters with and without georeferencing, camera paths. The
+// make_io_seeds.cpp - writes the seed corpora of fuzz_archive, fuzz_hfr, fuzz_camera_path and
+// fuzz_gpu_desc into DIR/<target> (DIR default: the current folder): small valid archives
+// (hfpac with per-area b and masked nodata, 2DRBUC, raw, one with an imagery section), .hfr
+// rasters with and without georeferencing, camera paths, and tile streams of every kind behind
+// a mode byte (whole stream / layers 1 + 2 only). The
 // checked-in tests/fuzz/seeds/ were made with it; rerun after a format change:
 //   ./tests/fuzz/hf_fuzz_make_io_seeds ../tests/fuzz/seeds
 #include <sys/stat.h>
@@ -126,7 +127,8 @@ bool writeText(const std::string& path, const std::string& text) {
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : ".";
   int failures = 0;
-  for (const char* sub : {"fuzz_archive", "fuzz_hfr", "fuzz_camera_path"}) ::mkdir((dir + "/" + sub).c_str(), 0777);
+  for (const char* sub : {"fuzz_archive", "fuzz_hfr", "fuzz_camera_path", "fuzz_gpu_desc"})
+    ::mkdir((dir + "/" + sub).c_str(), 0777);
   const std::string a = dir + "/fuzz_archive/";
   failures += !writeArchive(a + "hfpac.hfa", hfa::Codec::Hfpac, false, false);
   failures += !writeArchive(a + "hfpac_nodata.hfa", hfa::Codec::Hfpac, false, true);
@@ -154,7 +156,35 @@ int main(int argc, char** argv) {
   failures += !writeText(c + "two_keys.txt", "# t x y z yaw pitch fovY\n0 100 100 2500 45 -20 45\n12.5 900 900 2500 45 -20\n");
   failures += !writeText(c + "turns.txt", "0 0 0 10 350 -90\n1 1 2 3 10 0 30\r\n2.5e0 -4 5 6 -170 90 179 # end\n");
   failures += !writeText(c + "one_key.txt", "\n  7\t1 2 3 4 5\n");
+  // fuzz_gpu_desc: byte 0 the mode (0 whole, 1 layers 1 + 2 only), then one tile stream.
+  const std::string g = dir + "/fuzz_gpu_desc/";
+  struct Stream {
+    const char* name;
+    bool nodata, rbuc;
+    int bits;
+    uint16_t flat;  // != 0: every sample this value
+  };
+  for (const Stream& st : {Stream{"perarea", false, false, -1, 0}, Stream{"masked", true, false, -1, 0},
+                           Stream{"b3", false, false, 3, 0}, Stream{"rbuc", false, true, -1, 0},
+                           Stream{"flat", false, false, -1, 77}}) {
+    std::vector<uint16_t> samples = tileSamples(0, 0, 0, st.nodata);
+    if (st.flat) samples.assign(samples.size(), st.flat);
+    hfpac::EncodeOptions eo;
+    eo.bits = st.bits;
+    eo.rbuc = st.rbuc;
+    eo.hasNodata = st.nodata;
+    std::vector<uint8_t> stream;
+    if (hfpac::encode(samples.data(), kP, kP, kP, hfpac::SampleType::UInt16, eo, stream) != hfpac::Status::Ok) {
+      ++failures;
+      continue;
+    }
+    for (uint8_t mode : {0, 1}) {
+      std::string bytes(1, char(mode));
+      bytes.append(stream.begin(), stream.end());
+      failures += !writeText(g + st.name + (mode ? "_prefix" : "_whole"), bytes);
+    }
+  }
   if (failures) std::fprintf(stderr, "Error: %d seeds could not be made\n", failures);
-  else std::printf("wrote the archive, hfr and camera path seeds to %s\n", dir.c_str());
+  else std::printf("wrote the archive, hfr, camera path and stream seeds to %s\n", dir.c_str());
   return failures ? 1 : 0;
 }

@@ -740,6 +740,64 @@ TEST(Archive, LossyDecodeReadsLayersOneAndTwoOnly) {
   fs::remove_all(dir);
 }
 
+// The archive changing under an open reader (issue 16): truncated to half while mapped, the
+// tiles past the cut fail with "changed on disk" (no SIGBUS), those before still decode; rewritten
+// in place with other bytes, the payloads fail their checksums. The copy functions and the
+// decoders (what the viewer uses) never fault.
+TEST(Archive, ChangedOnDiskWhileOpenIsAnErrorNotACrash) {
+  const fs::path dir = tempDir();
+  std::string error;
+  const std::string path = writeArchive(dir, "changing.hfa", hfa::Codec::Hfpac, true);
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(path, error)) << error;
+  std::vector<uint16_t> buf(size_t(kP) * kP);
+  for (size_t t = 0; t < r.tiles().size(); ++t) ASSERT_TRUE(r.decodeTile(t, buf.data(), error)) << error;
+  const uint64_t cut = r.fileSize() / 2;
+  ASSERT_EQ(::truncate(path.c_str(), off_t(cut)), 0);
+  size_t failed = 0, decoded = 0;
+  std::vector<uint8_t> bytes;
+  for (size_t t = 0; t < r.tiles().size(); ++t) {
+    const hfa::TileEntry& e = r.tiles()[t];
+    const bool beyond = e.offset + e.size > ((cut + 4095) / 4096) * 4096;  // pages past the new end
+    const bool ok = r.decodeTile(t, buf.data(), error);
+    bool exact = false;
+    uint32_t read = 0;
+    const bool lossyOk = r.decodeTileLossy(t, buf.data(), exact, read, error);
+    const bool copyOk = r.copyPayload(t, bytes, error);
+    if (beyond) {
+      EXPECT_FALSE(ok) << r.tileName(t);
+      EXPECT_FALSE(copyOk) << r.tileName(t);
+      EXPECT_NE(error.find("changed on disk"), std::string::npos) << error;
+      ++failed;
+    } else if (e.offset + e.size <= cut) {
+      EXPECT_TRUE(ok && lossyOk && copyOk) << r.tileName(t) << ": " << error;
+      ++decoded;
+    }
+  }
+  for (size_t t = 0; t < r.imageryTiles().size(); ++t) (void)r.copyImageryPayload(t, bytes, error);
+  EXPECT_GT(failed, 0u);
+  EXPECT_GT(decoded, 0u);
+  // Rewritten in place (the same length, other bytes): checksum mismatches, no crash.
+  r.close();
+  const std::string again = writeArchive(dir, "rewritten.hfa", hfa::Codec::Hfpac, true);
+  ASSERT_TRUE(r.open(again, error)) << error;
+  std::vector<uint8_t> file = readFile(again);
+  uint64_t firstPayload = file.size();
+  for (const hfa::TileEntry& e : r.tiles()) firstPayload = std::min(firstPayload, e.offset);
+  for (size_t i = size_t(firstPayload); i < file.size(); ++i) file[i] = uint8_t(file[i] * 31 + 7);
+  {
+    std::FILE* f = std::fopen(again.c_str(), "r+b");  // in place: the same inode, no rename
+    ASSERT_TRUE(f);
+    ASSERT_EQ(std::fwrite(file.data(), 1, file.size(), f), file.size());
+    std::fclose(f);
+  }
+  size_t mismatches = 0;
+  for (size_t t = 0; t < r.tiles().size(); ++t)
+    if (!r.decodeTile(t, buf.data(), error)) mismatches += error.find("checksum") != std::string::npos;
+  EXPECT_EQ(mismatches, r.tiles().size());
+  fs::remove_all(dir);
+}
+
 // Read-ahead (the loaders' willNeed): every tile and indices past the end, twice, before and
 // after a page drop and on a closed reader; the payloads read afterwards are unchanged and
 // the pages it asked for are in memory.

@@ -18,6 +18,9 @@
 // Also the cpu streaming strategy against a fake sink (no GL). Skips the GL tests with a
 // message when no EGL device gives a 4.5 core context.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <chrono>
 #include <thread>
@@ -1045,6 +1048,39 @@ TEST(CpuStream, DeliversDecodedTilesWithoutBlocking) {
   EXPECT_GT(s->stats().bytesRead, 0u);
 }
 
+
+// The archive truncated under a running cpu strategy (issue 16): the tiles past the cut come
+// back as failures (counted, drawn from ancestors by the renderer), the others as before; no
+// SIGBUS from the loader threads.
+TEST(CpuStream, ArchiveTruncatedWhileStreamingFailsTilesNotTheProcess) {
+  hfa::ArchiveReader a;
+  std::string error;
+  const std::string copy = ::testing::TempDir() + "hf_truncated_" + std::to_string(::getpid()) + ".hfa";
+  {
+    std::ifstream in(HF_SAMPLE_ARCHIVE, std::ios::binary);
+    if (!in) GTEST_SKIP() << "no sample archive";
+    std::ofstream out(copy, std::ios::binary);
+    out << in.rdbuf();
+  }
+  ASSERT_TRUE(a.open(copy, error)) << error;
+  auto s = hfr::makeStreamStrategy("cpu", a, error, 2, true);
+  ASSERT_TRUE(s) << error;
+  ASSERT_EQ(::truncate(copy.c_str(), off_t(a.fileSize() / 3)), 0);
+  FakeSink sink(a.tiles().size(), a.tiles().size());
+  std::vector<size_t> want;
+  for (size_t i = 0; i < a.tiles().size(); ++i) want.push_back(i);
+  s->request(want);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (s->pending() > 0 && std::chrono::steady_clock::now() < deadline) {
+    s->deliver(sink, 16);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(s->pending(), 0u);
+  EXPECT_GT(sink.failures, 0u);
+  EXPECT_GT(s->stats().delivered, 0u);
+  EXPECT_EQ(s->stats().failed, sink.failures);
+  std::remove(copy.c_str());
+}
 
 // Progressive cpu strategy: every tile is first delivered lossy (the layer 1 + 2 decode, fewer
 // bytes read than the payloads), then refined in place into the same slot: at the end the

@@ -267,12 +267,18 @@ class ArchiveReader {
   // are decoded whole and checked as decodeTile does, with `exact` true. Thread-safe.
   bool decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uint32_t& bytesRead,
                        std::string& error) const;
-  // The read behind decodeTileLossy, for decoders of their own (the GPU): the payload's
-  // pointer and whole size, and in `prefixBytes` the bytes of its header and layers 1 + 2,
-  // which alone were read and charged (not checksummed); when the tile has no such part,
-  // prefixBytes = size and the payload was read and checked as payload() does.
-  bool lossyPayload(size_t tile, const uint8_t*& data, size_t& size, uint32_t& prefixBytes,
-                    std::string& error) const;
+  // Copies out of the mapping, for readers that keep running while other programs may change
+  // the file (the viewer): the bytes are read under a SIGBUS guard, so a file truncated or
+  // rewritten under the reader gives a false return with "the archive file changed on disk"
+  // (or a checksum mismatch) instead of a crash; decodeTile and decodeTileLossy read this way.
+  // The payload() / imageryPayload() pointers above read the mapping directly (offline tools).
+  // copyPayload: the whole payload, CRC checked on the copy (`alreadyRead` as payload()).
+  bool copyPayload(size_t tile, std::vector<uint8_t>& out, std::string& error, uint32_t alreadyRead = 0) const;
+  // copyLossyPayload: what decodeTileLossy reads, for decoders of their own (the GPU): `out` is
+  // the payload's size with only the header and layers 1 + 2 copied (prefixBytes; layer 3
+  // zero), or the whole checked payload (prefixBytes = its size) when the tile has no such part.
+  bool copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uint32_t& prefixBytes, std::string& error) const;
+  bool copyImageryPayload(size_t tile, std::vector<uint8_t>& out, std::string& error) const;
   // "tile (L2, x3, y5)" for messages.
   std::string tileName(size_t tile) const;
   // Asks the kernel to start reading these tiles' payload pages now (madvise MADV_WILLNEED):
@@ -307,6 +313,8 @@ class ArchiveReader {
   double residentFraction() const;
 
  private:
+  bool decodeBytes(size_t tile, const std::vector<uint8_t>& bytes, uint16_t* dst, hfpac::Layers layers,
+                   std::string& error) const;
   std::shared_ptr<ReadLimiter> limiter_;
   std::string path_;
   const uint8_t* map_ = nullptr;

@@ -2,6 +2,8 @@
 // access with bounds and CRC checks. Every check is against the file's real size, so a
 // truncated or bit-flipped archive gives a message, never an out-of-bounds read.
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,7 +11,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 
 #include "archive/archive.h"
 #include "archive/format.h"
@@ -17,6 +21,61 @@
 namespace hfa {
 
 using namespace detail;
+
+namespace {
+
+// The file under a mapping can shrink (another program truncates or rewrites it in place):
+// touching a page past its new end raises SIGBUS. The copy functions read the mapping only
+// inside guardedCopy, a plain memcpy (no C++ object lives across it), and the SIGBUS handler
+// jumps back out of it when the fault is one of ours; any other SIGBUS goes to the handler that
+// was there before (a sanitizer's) or to the default action.
+// volatile: the handler reads it, so the stores around the memcpy must not be merged away.
+thread_local sigjmp_buf* volatile t_busGuard = nullptr;
+struct sigaction g_previousBus;
+
+void onSigbus(int sig, siginfo_t* info, void* context) {
+  if (sigjmp_buf* guard = t_busGuard) siglongjmp(*guard, 1);
+  if (g_previousBus.sa_flags & SA_SIGINFO) {
+    if (g_previousBus.sa_sigaction) return g_previousBus.sa_sigaction(sig, info, context);
+  } else if (g_previousBus.sa_handler != SIG_DFL && g_previousBus.sa_handler != SIG_IGN) {
+    return g_previousBus.sa_handler(sig);
+  }
+  ::signal(SIGBUS, SIG_DFL);
+  ::raise(SIGBUS);
+}
+
+void installSigbusGuard() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = onSigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previousBus);
+  });
+}
+
+// memcpy from the mapping; false when a page of it is gone (SIGBUS: the file shrank).
+bool guardedCopy(uint8_t* dst, const uint8_t* src, size_t n) {
+  sigjmp_buf guard;
+  sigjmp_buf* const outer = t_busGuard;
+  if (sigsetjmp(guard, 1)) {
+    t_busGuard = outer;
+    return false;
+  }
+  t_busGuard = &guard;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  std::memcpy(dst, src, n);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_busGuard = outer;
+  return true;
+}
+
+std::string changedOnDisk(const std::string& what) {
+  return what + ": the archive file changed on disk while open (truncated or rewritten); reopen it";
+}
+
+}  // namespace
 
 ArchiveReader::~ArchiveReader() { close(); }
 
@@ -67,6 +126,7 @@ bool readString(const uint8_t* p, uint64_t size, uint64_t& pos, std::string& s) 
 }  // namespace
 
 bool ArchiveReader::open(const std::string& path, std::string& error) {
+  installSigbusGuard();
   close();
   path_ = path;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -348,6 +408,81 @@ bool ArchiveReader::imageryPayload(size_t tile, const uint8_t*& data, size_t& si
   return true;
 }
 
+bool ArchiveReader::copyPayload(size_t tile, std::vector<uint8_t>& out, std::string& error,
+                                uint32_t alreadyRead) const {
+  if (tile >= entries_.size()) {
+    error = "tile #" + std::to_string(tile) + " does not exist";
+    return false;
+  }
+  const TileEntry& e = entries_[tile];
+  if (limiter_ && e.size > alreadyRead) limiter_->acquire(e.size - alreadyRead);
+  out.resize(e.size);
+  if (!guardedCopy(out.data(), map_ + e.offset, e.size)) {
+    error = changedOnDisk(tileName(tile));
+    return false;
+  }
+  if (crc32(out.data(), out.size()) != e.crc) {
+    error = tileName(tile) + ": checksum mismatch (corrupt payload)";
+    return false;
+  }
+  return true;
+}
+
+bool ArchiveReader::copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uint32_t& prefixBytes,
+                                     std::string& error) const {
+  prefixBytes = 0;
+  if (tile >= entries_.size()) {
+    error = "tile #" + std::to_string(tile) + " does not exist";
+    return false;
+  }
+  const TileEntry& e = entries_[tile];
+  const int p = header_.tileSize();
+  uint8_t head[hfpac::kHeaderBytes] = {};
+  const size_t headBytes = std::min<size_t>(e.size, sizeof head);
+  if (!guardedCopy(head, map_ + e.offset, headBytes)) {
+    error = changedOnDisk(tileName(tile));
+    return false;
+  }
+  // readInfo reads the header only; the size it is given is the payload's.
+  hfpac::PatchInfo info;
+  const bool layered = e.codec != Codec::Raw && headBytes == sizeof head &&
+                       hfpac::readInfo(head, e.size, info) == hfpac::Status::Ok && !info.flat && !info.stored &&
+                       !info.rbuc && info.width == p && info.height == p && info.type == header_.sampleType &&
+                       info.layer1Bytes + info.layer2Bytes < e.size;
+  if (!layered) {
+    if (!copyPayload(tile, out, error)) return false;
+    prefixBytes = uint32_t(out.size());
+    return true;
+  }
+  prefixBytes = info.layer1Bytes + info.layer2Bytes;
+  if (limiter_) limiter_->acquire(prefixBytes);
+  out.assign(e.size, 0);  // layer 3 zero: not read at L12, but the stream keeps its size
+  if (!guardedCopy(out.data(), map_ + e.offset, prefixBytes)) {
+    error = changedOnDisk(tileName(tile));
+    return false;
+  }
+  return true;
+}
+
+bool ArchiveReader::copyImageryPayload(size_t tile, std::vector<uint8_t>& out, std::string& error) const {
+  if (tile >= imageryEntries_.size()) {
+    error = "imagery tile #" + std::to_string(tile) + " does not exist";
+    return false;
+  }
+  const ImageryEntry& e = imageryEntries_[tile];
+  if (limiter_) limiter_->acquire(e.size);
+  out.resize(e.size);
+  if (!guardedCopy(out.data(), map_ + e.offset, e.size)) {
+    error = changedOnDisk(imageryTileName(tile));
+    return false;
+  }
+  if (crc32(out.data(), out.size()) != e.crc) {
+    error = imageryTileName(tile) + ": checksum mismatch (corrupt payload)";
+    return false;
+  }
+  return true;
+}
+
 void ArchiveReader::levelRange(int level, size_t& first, size_t& count) const {
   if (level < 0 || level >= header_.levels || levelFirst_.empty()) {
     first = count = 0;
@@ -386,61 +521,34 @@ bool ArchiveReader::payload(size_t tile, const uint8_t*& data, size_t& size,
   return true;
 }
 
-bool ArchiveReader::lossyPayload(size_t tile, const uint8_t*& data, size_t& size, uint32_t& prefixBytes,
-                                 std::string& error) const {
-  prefixBytes = 0;
-  if (tile >= entries_.size()) {
-    error = "tile #" + std::to_string(tile) + " does not exist";
-    return false;
-  }
-  const TileEntry& e = entries_[tile];
-  const int p = header_.tileSize();
-  hfpac::PatchInfo info;
-  // The stream header only (bounds validated in open()); readInfo reads nothing past it.
-  const uint8_t* head = map_ + e.offset;
-  const bool layered = e.codec != Codec::Raw && hfpac::readInfo(head, e.size, info) == hfpac::Status::Ok &&
-                       !info.flat && !info.stored && !info.rbuc && info.width == p && info.height == p &&
-                       info.type == header_.sampleType && info.layer1Bytes + info.layer2Bytes < e.size;
-  if (!layered) {
-    if (!payload(tile, data, size, error)) return false;
-    prefixBytes = uint32_t(size);
-    return true;
-  }
-  prefixBytes = info.layer1Bytes + info.layer2Bytes;
-  if (limiter_) limiter_->acquire(prefixBytes);
-  data = head;
-  size = e.size;
-  return true;
-}
-
 bool ArchiveReader::decodeTileLossy(size_t tile, uint16_t* dst, bool& exact, uint32_t& bytesRead,
                                     std::string& error) const {
   exact = true;
   bytesRead = 0;
-  const uint8_t* data;
-  size_t size;
-  if (!lossyPayload(tile, data, size, bytesRead, error)) return false;
-  if (bytesRead == size) return decodeTile(tile, dst, error, hfpac::Layers::All, bytesRead);
-  const int p = header_.tileSize();
-  const size_t n = size_t(p) * size_t(p);
-  const hfpac::Status s = hfpac::decode(data, size, dst, size_t(p), n, hfpac::Layers::L12);
-  if (s != hfpac::Status::Ok) {
-    error = tileName(tile) + ": " + hfpac::statusMessage(s);
-    return false;
-  }
-  exact = false;
-  return true;
+  thread_local std::vector<uint8_t> bytes;
+  if (!copyLossyPayload(tile, bytes, bytesRead, error)) return false;
+  exact = bytesRead == bytes.size();
+  return decodeBytes(tile, bytes, dst, exact ? hfpac::Layers::All : hfpac::Layers::L12, error);
 }
 
-bool ArchiveReader::decodeTile(size_t tile, uint16_t* dst, std::string& error,
-                               hfpac::Layers layers, uint32_t alreadyRead) const {
-  const uint8_t* data;
-  size_t size;
-  if (!payload(tile, data, size, error, alreadyRead)) return false;
+bool ArchiveReader::decodeTile(size_t tile, uint16_t* dst, std::string& error, hfpac::Layers layers,
+                               uint32_t alreadyRead) const {
+  thread_local std::vector<uint8_t> bytes;
+  return copyPayload(tile, bytes, error, alreadyRead) && decodeBytes(tile, bytes, dst, layers, error);
+}
+
+bool ArchiveReader::decodeBytes(size_t tile, const std::vector<uint8_t>& bytes, uint16_t* dst, hfpac::Layers layers,
+                                std::string& error) const {
+  const uint8_t* data = bytes.data();
+  const size_t size = bytes.size();
   const int p = header_.tileSize();
   const size_t n = size_t(p) * size_t(p);
   const TileEntry& e = entries_[tile];
   if (e.codec == Codec::Raw) {
+    if (size < 2 * n) {
+      error = tileName(tile) + ": raw payload too short";
+      return false;
+    }
     for (size_t i = 0; i < n; ++i) dst[i] = get16(data + 2 * i);
     return true;
   }

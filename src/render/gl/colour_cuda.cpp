@@ -350,16 +350,21 @@ class CudaColourStrategy final : public ColourStream {
       std::vector<size_t> jpegTiles;
       std::deque<ColourTile> cpuTiles;
       uint64_t bytes = 0;
+      // The JPEG payloads copied out of the mapping (a file changed on disk is an error), alive
+      // until the batch is coded.
+      std::vector<std::vector<uint8_t>> copies;
+      copies.reserve(tiles.size());
       for (size_t tile : tiles) {
-        const uint8_t* data = nullptr;
-        size_t size = 0;
         std::string error;
         const hfa::ImageryEntry& e = archive_.imageryTiles()[tile];
         if (e.codec == hfa::ImageryCodec::Jpeg && tablesError_.empty()) {
-          if (!archive_.imageryPayload(tile, data, size, error)) {
+          copies.emplace_back();
+          if (!archive_.copyImageryPayload(tile, copies.back(), error)) {
             if (!pr->preload) cpuTiles.push_back(failedTile(tile, error));  // preload: reported if requested
             continue;
           }
+          const uint8_t* data = copies.back().data();
+          const size_t size = copies.back().size();
           bytes += size;
           inputs.push_back({data, size});
           jpegTiles.push_back(tile);

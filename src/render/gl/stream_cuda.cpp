@@ -26,7 +26,7 @@
 // batch (or preload chunk) that placed it has completed (state kPending -> kReady).
 //
 // Progressive (StreamOptions::progressive, without --cache vram): the loader reads a tile's
-// header and layers 1 + 2 only (ArchiveReader::lossyPayload), validates the stream (the checks
+// header and layers 1 + 2 only (ArchiveReader::copyLossyPayload), validates the stream (the checks
 // read nothing past layer 2) and only those bytes are packed and sent; the batch decodes them at
 // L12 (the kernels read no low field at L12). Once no wanted tile waits, the loader reads the
 // rest of the lossy tiles' payloads (CRC checked), and their whole streams are decoded again,
@@ -233,6 +233,10 @@ class CudaStreamStrategy final : public StreamStrategy {
     bool lossy = false;       // progressive: only the header and layers 1 + 2 (size = those bytes)
     bool refinement = false;  // progressive: the whole stream of a tile delivered lossy
     uint32_t bytesRead = 0;   // from the archive for this load
+    // The payload copied out of the archive's mapping (ArchiveReader::copyPayload: a file
+    // changed on disk is an error, not a SIGBUS); `data` points into it on the loader thread,
+    // deliverBatch uses bytes.data() (a Loaded may have been copied since).
+    std::vector<uint8_t> bytes;
   };
   enum : uint8_t { kAbsent = 0, kPending = 1, kReady = 2 };
   // --cache vram. Guarded by mutex_ except `pool` (fixed) and the preload thread's own data.
@@ -262,14 +266,16 @@ class CudaStreamStrategy final : public StreamStrategy {
 
   // `mode`: 0 whole, 1 lossy first (progressive), 2 the refinement of a tile read lossy.
   Loaded read(size_t tile, int mode = 0, uint32_t alreadyRead = 0) const {
-    Loaded l{tile, nullptr, 0, {}, {}, {}, false, {}, false, mode == 2, 0};
+    Loaded l{tile, nullptr, 0, {}, {}, {}, false, {}, false, mode == 2, 0, {}};
     uint32_t prefix = 0;
-    const bool ok = mode == 1 ? archive_.lossyPayload(tile, l.data, l.size, prefix, l.error)
-                              : archive_.payload(tile, l.data, l.size, l.error, alreadyRead);
+    const bool ok = mode == 1 ? archive_.copyLossyPayload(tile, l.bytes, prefix, l.error)
+                              : archive_.copyPayload(tile, l.bytes, l.error, alreadyRead);
     if (!ok) {
       if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
       return l;
     }
+    l.data = l.bytes.data();
+    l.size = l.bytes.size();
     l.bytesRead = mode == 1 ? prefix : uint32_t(l.size - alreadyRead);
     hfpac::PatchInfo info;
     const hfpac::Status s = hfpac::readInfo(l.data, l.size, info);
@@ -282,6 +288,8 @@ class CudaStreamStrategy final : public StreamStrategy {
       // Validation and layout here, off the render thread.
       const hfpac::Status st = hfgpu::makeResidentEntry(l.data, l.size, l.entryBytes, l.entry);
       if (st != hfpac::Status::Ok) l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(st);
+      l.bytes = {};  // the entry holds what the pool needs
+      l.data = nullptr;
     } else {
       // Validation here, off the render thread: deliver() only packs the bytes.
       l.checked = hfgpu::validateStream(l.data, l.size);
@@ -542,7 +550,7 @@ class CudaStreamStrategy final : public StreamStrategy {
           }
       } else {
         while (!v.hits.empty() && batch.size() < maxTiles) {
-          Loaded l{v.hits.front(), nullptr, 0, {}, {}, {}, true, {}};
+          Loaded l{v.hits.front(), nullptr, 0, {}, {}, {}, true, {}, false, false, 0, {}};
           v.hits.pop_front();
           batch.push_back(std::move(l));
         }
@@ -722,7 +730,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       }
       isRefinement.push_back(l.refinement);
       hfgpu::PatchInput in;
-      in.data = l.data;
+      in.data = l.bytes.data();
       in.size = l.size;
       in.surface = layerIndex.emplace(slot.layer, uint32_t(layerIndex.size())).first->second;
       in.x = int(slot.x);

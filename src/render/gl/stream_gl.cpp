@@ -204,9 +204,10 @@ class RawStreamStrategy final : public StreamStrategy {
 
   // Copies the tile's raw payload (little-endian u16 = the host order on x86-64 and AArch64).
   bool readTile(size_t tile, uint8_t* dst, std::string& error) const {
-    const uint8_t* data = nullptr;
-    size_t size = 0;
-    if (!archive_.payload(tile, data, size, error)) return false;
+    thread_local std::vector<uint8_t> bytes;  // out of the mapping: a file changed on disk is an error
+    if (!archive_.copyPayload(tile, bytes, error)) return false;
+    const uint8_t* data = bytes.data();
+    const size_t size = bytes.size();
     if (archive_.tiles()[tile].codec != hfa::Codec::Raw || size != tileBytes_) {
       error = archive_.tileName(tile) + ": not a raw payload of " + std::to_string(tileBytes_) +
               " bytes";

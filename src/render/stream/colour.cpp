@@ -288,9 +288,10 @@ bool ColourStrategy::makeTile(const hfa::ArchiveReader& archive, size_t tile, Co
   out.tile = tile;
   out.mips.clear();
   out.error.clear();
-  const uint8_t* data = nullptr;
-  size_t size = 0;
-  if (!archive.imageryPayload(tile, data, size, out.error)) return false;
+  thread_local std::vector<uint8_t> bytes;  // out of the mapping: a file changed on disk is an error
+  if (!archive.copyImageryPayload(tile, bytes, out.error)) return false;
+  const uint8_t* data = bytes.data();
+  const size_t size = bytes.size();
   bytesRead += size;
   const hfa::ImageryHeader& im = archive.imagery();
   const int T = im.tileSize;

@@ -798,6 +798,73 @@ TEST(Archive, ChangedOnDiskWhileOpenIsAnErrorNotACrash) {
   fs::remove_all(dir);
 }
 
+// Fault injection (issue 16): the spec's syntax; injected I/O errors fail the read, flipped and
+// short reads fail the CRC check, delays do not change the data; over many mixed reads every
+// injected error or corruption is exactly one failed read, and the lossy reads (no CRC) only
+// ever get I/O errors and delays.
+TEST(FaultInjection, EveryInjectedFaultIsAFailedReadAndDelaysChangeNothing) {
+  hfa::FaultSpec spec;
+  std::string error;
+  EXPECT_TRUE(hfa::parseFaultSpec("eio=0.01,flip=0.02,short=0.005,delay=0.1:3ms,seed=9", spec, error)) << error;
+  EXPECT_EQ(spec.seed, 9u);
+  EXPECT_DOUBLE_EQ(spec.delayMs, 3.0);
+  EXPECT_DOUBLE_EQ(spec.flip, 0.02);
+  for (const char* bad : {"eio", "eio=2", "flip=-0.1", "bogus=0.1", "delay=0.1:5s", "seed=x", "eio=0.6,flip=0.6", "eio=0.1x"})
+    EXPECT_FALSE(hfa::parseFaultSpec(bad, spec, error)) << bad;
+  const fs::path dir = tempDir();
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(writeArchive(dir, "faults.hfa", hfa::Codec::Hfpac), error)) << error;
+  std::vector<uint16_t> buf(size_t(kP) * kP);
+  auto failuresWith = [&](const std::string& text, int rounds, std::string* lastError = nullptr) {
+    hfa::FaultSpec parsed;
+    EXPECT_TRUE(hfa::parseFaultSpec(text, parsed, error)) << error;
+    r.setFaultInjector(std::make_shared<hfa::FaultInjector>(parsed));
+    size_t failed = 0;
+    for (int k = 0; k < rounds; ++k)
+      for (size_t t = 0; t < r.tiles().size(); ++t)
+        if (!r.decodeTile(t, buf.data(), error)) {
+          ++failed;
+          if (lastError) *lastError = error;
+        } else {
+          EXPECT_EQ(buf, tileSamples(r.tiles()[t].level, r.tiles()[t].x, r.tiles()[t].y));
+        }
+    return failed;
+  };
+  std::string last;
+  EXPECT_EQ(failuresWith("eio=1", 1, &last), r.tiles().size());
+  EXPECT_NE(last.find("injected I/O error"), std::string::npos) << last;
+  EXPECT_EQ(failuresWith("flip=1", 1, &last), r.tiles().size());
+  EXPECT_NE(last.find("checksum"), std::string::npos) << last;
+  EXPECT_EQ(failuresWith("short=1", 1), r.tiles().size());
+  EXPECT_EQ(failuresWith("delay=1:0ms", 1), 0u);
+  const size_t mixed = failuresWith("eio=0.1,flip=0.1,short=0.1,delay=0.1:0ms,seed=3", 200);
+  const hfa::FaultInjector& f = *r.faultInjector();
+  EXPECT_EQ(mixed, f.eio() + f.corruptions());
+  EXPECT_GT(f.eio(), 0u);
+  EXPECT_GT(f.flips(), 0u);
+  EXPECT_GT(f.shorts(), 0u);
+  EXPECT_GT(f.delays(), 0u);
+  // Lossy reads: no corruption is drawn for the unchecked part.
+  hfa::FaultSpec all;
+  ASSERT_TRUE(hfa::parseFaultSpec("flip=0.5,short=0.5", all, error));
+  r.setFaultInjector(std::make_shared<hfa::FaultInjector>(all));
+  std::vector<uint8_t> bytes;
+  uint32_t prefix = 0;
+  for (size_t t = 0; t < r.tiles().size(); ++t) {
+    if (!r.copyLossyPayload(t, bytes, prefix, error)) continue;  // a whole payload, corrupted
+    if (prefix < bytes.size()) {
+      std::vector<uint8_t> clean;
+      r.setFaultInjector(nullptr);
+      uint32_t p2 = 0;
+      ASSERT_TRUE(r.copyLossyPayload(t, clean, p2, error)) << error;
+      EXPECT_EQ(bytes, clean) << "a lossy read was corrupted";
+      r.setFaultInjector(std::make_shared<hfa::FaultInjector>(all));
+    }
+  }
+  r.setFaultInjector(nullptr);
+  fs::remove_all(dir);
+}
+
 // Read-ahead (the loaders' willNeed): every tile and indices past the end, twice, before and
 // after a page drop and on a closed reader; the payloads read afterwards are unchanged and
 // the pages it asked for are in memory.

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "archive/fault_injection.h"
 #include "archive/read_limit.h"
 #include "codec/hfpac.h"
 
@@ -302,6 +303,10 @@ class ArchiveReader {
   // Every payload()/imageryPayload() then passes its bytes through `limiter` (shared by the
   // archives of one simulated disk; nullptr: none). Set it while no other thread reads.
   void setReadLimiter(std::shared_ptr<ReadLimiter> limiter) { limiter_ = std::move(limiter); }
+  // Faults injected into the copy functions' height reads (fault_injection.h; nullptr: none).
+  // Set it while no other thread reads.
+  void setFaultInjector(std::shared_ptr<FaultInjector> faults) { faults_ = std::move(faults); }
+  FaultInjector* faultInjector() const { return faults_.get(); }
   // Evicts the file's pages from this process's mapping and from the page cache
   // (madvise MADV_DONTNEED + posix_fadvise POSIX_FADV_DONTNEED), so that the next payload reads
   // come from the disk. Best effort: a file system that keeps files in memory (tmpfs) keeps
@@ -316,6 +321,7 @@ class ArchiveReader {
   bool decodeBytes(size_t tile, const std::vector<uint8_t>& bytes, uint16_t* dst, hfpac::Layers layers,
                    std::string& error) const;
   std::shared_ptr<ReadLimiter> limiter_;
+  std::shared_ptr<FaultInjector> faults_;
   std::string path_;
   const uint8_t* map_ = nullptr;
   uint64_t size_ = 0;

@@ -421,7 +421,15 @@ bool ArchiveReader::copyPayload(size_t tile, std::vector<uint8_t>& out, std::str
     error = changedOnDisk(tileName(tile));
     return false;
   }
-  if (crc32(out.data(), out.size()) != e.crc) {
+  if (faults_) {
+    size_t n = out.size();
+    if (faults_->apply(out.data(), n) == FaultInjector::Fault::Eio) {
+      error = tileName(tile) + ": read failed (injected I/O error)";
+      return false;
+    }
+    out.resize(n);
+  }
+  if (out.size() != e.size || crc32(out.data(), out.size()) != e.crc) {
     error = tileName(tile) + ": checksum mismatch (corrupt payload)";
     return false;
   }
@@ -459,6 +467,11 @@ bool ArchiveReader::copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uin
   out.assign(e.size, 0);  // layer 3 zero: not read at L12, but the stream keeps its size
   if (!guardedCopy(out.data(), map_ + e.offset, prefixBytes)) {
     error = changedOnDisk(tileName(tile));
+    return false;
+  }
+  size_t n = prefixBytes;
+  if (faults_ && faults_->apply(out.data(), n, false) == FaultInjector::Fault::Eio) {
+    error = tileName(tile) + ": read failed (injected I/O error)";
     return false;
   }
   return true;

@@ -35,6 +35,7 @@
 #include "report.h"
 #if HF_BENCH_FLYTHROUGH
 #include "flythrough_bench.h"
+#include "soak_bench.h"
 #endif
 #if HF_BENCH_FFT
 #include "fft_bench.h"
@@ -319,9 +320,13 @@ int runImagery(int, char**) {
 
 #if HF_BENCH_FLYTHROUGH
 using hfbench::runFlythroughCommand;
+using hfbench::runSoakCommand;
 #else
 int runFlythroughCommand(int, char**) {
   return fail("this hfbench was built without the OpenGL renderer (HF_GL=OFF); hfbench flythrough needs it");
+}
+int runSoakCommand(int, char**) {
+  return fail("this hfbench was built without the OpenGL renderer (HF_GL=OFF); hfbench soak needs it");
 }
 #endif
 
@@ -348,6 +353,8 @@ int main(int argc, char** argv) {
        "IMAGE... --json OUT.json: JPEG and BC1 of the imagery codec against TurboJPEG and libsquish; with a "
        "CUDA device also the GPU codec and nvJPEG"},
       {"flythrough", runFlythroughCommand, "RAW.hfa HFPAC.hfa ...: frame times of every streaming strategy"},
+      {"soak", runSoakCommand,
+       "ARCHIVE [--minutes M] [--inject-faults SPEC]: the render loop for a long time, faults injected, memory watched"},
       {"fft", runFftCommand, "--json OUT.json: the shared-memory GPU FFT against cuFFT and FFTW"},
   };
   for (const Command& c : commands)

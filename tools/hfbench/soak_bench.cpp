@@ -64,6 +64,7 @@ int runSoakCommand(int argc, char** argv) {
   lastValueWins(app);
   std::string archivePath, stream = "cpu", faultsText, jsonPath, size = "640x360", note;
   double minutes = 60, sampleSeconds = 60, maxGrowth = 0.05;
+  int cycleFrames = 240;
   app.add_option("ARCHIVE", archivePath, "the archive (.hfa)")->required();
   app.add_option("--minutes", minutes, "how long to run")->check(finiteNumber(true))->capture_default_str();
   app.add_option("--stream", stream, "the strategy")->check(CLI::IsMember({"cpu", "cuda"}))->capture_default_str();
@@ -72,6 +73,7 @@ int runSoakCommand(int argc, char** argv) {
   app.add_option("--sample-seconds", sampleSeconds, "memory sampling period")->check(finiteNumber(true))
       ->capture_default_str();
   app.add_option("--size", size, "framebuffer WxH")->capture_default_str();
+  addInt(app, "--cycle-frames", cycleFrames, 2, 1000000, "frames for one flight there and back along the diagonal");
   app.add_option("--max-rss-growth", maxGrowth, "resident memory growth allowed after the warm-up (0.05 = 5 %)")
       ->check(finiteNumber(false))->capture_default_str();
   app.add_option("--json", jsonPath, "also write the result as JSON")->type_name("FILE");
@@ -118,7 +120,6 @@ int runSoakCommand(int argc, char** argv) {
   const double runSeconds = minutes * 60;
   double nextSample = 0;
   uint64_t frames = 0;
-  const double dt = 1.0 / 60.0;
   for (;;) {
     const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (now >= nextSample || now >= runSeconds) {
@@ -131,8 +132,9 @@ int runSoakCommand(int argc, char** argv) {
       nextSample += sampleSeconds;
       if (now >= runSeconds) break;
     }
-    // Back and forth along the diagonal (simulated time), so every level streams in and out.
-    const double t = std::fmod(double(frames) * dt, 2 * duration);
+    // Back and forth along the diagonal in --cycle-frames frames, so every level streams in and
+    // out whatever the frame rate (llvmpipe draws a few frames a second).
+    const double t = std::fmod(double(frames) / double(cycleFrames), 1.0) * 2 * duration;
     const hfr::Camera cam = path.at(path.startTime() + (t < duration ? t : 2 * duration - t));
     hfr::FrameStats fst;
     renderer->frame(cam, &fst);
@@ -140,16 +142,18 @@ int runSoakCommand(int argc, char** argv) {
     ++frames;
   }
   // Drain: the reads in flight are delivered (each injected fault must reach the count).
-  const hfr::Camera last = path.at(path.startTime() + std::fmod(double(frames) * dt, duration));
+  const hfr::Camera last = path.at(path.startTime() + std::fmod(double(frames) / double(cycleFrames), 1.0) * duration);
   for (int i = 0; i < 3000 && strategy->pending() > 0; ++i) {
     renderer->frame(last, nullptr);
     renderer->finishFrame(nullptr);
   }
   if (faults) archive.setFaultInjector(nullptr);
   const hfr::StreamStats st = strategy->stats();
-  // Memory after the warm-up: from the first sample at or after a fifth of the run.
+  // Memory after the warm-up: from the first sample at or after a fifth of the run that comes
+  // after the first whole cycle (the atlas full, every level streamed once).
   size_t warm = 1;
-  while (warm < samples.size() && samples[warm].seconds < runSeconds / 5) ++warm;
+  while (warm < samples.size() && (samples[warm].seconds < runSeconds / 5 || samples[warm].frames < uint64_t(cycleFrames)))
+    ++warm;
   warm = std::min(warm, samples.size() - 1);
   long peak = 0;
   for (size_t i = warm; i < samples.size(); ++i) peak = std::max(peak, samples[i].rssKiB);

@@ -376,8 +376,8 @@ TEST(HfbenchFlythroughCli, ColdAndLimitedIoAreReported) {
 TEST(HfbenchFlythroughCli, ProgressiveRunsReportFirstAndExactViews) {
   REQUIRE_SAMPLES_AND_GL();
   TempDir dir;
-  const CmdResult r = hfbench("'" + kRaw + "' '" + kSample + "' --size 160x90 --frames 3 --out out --name p "
-                              "--warmup-frames 0 --progressive --io-limit 200 --json out/p.json",
+  const CmdResult r = hfbench("'" + kRaw + "' '" + kSample + "' --size 160x90 --frames 2 --out out --name p "
+                              "--streams 1 --warmup-frames 0 --progressive --io-limit 200 --json out/p.json",
                               dir);
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string js = slurp((dir.path / "out" / "p.json").string());

@@ -445,30 +445,36 @@ bool ArchiveReader::copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uin
   }
   const TileEntry& e = entries_[tile];
   const int p = header_.tileSize();
+  // The stream header first (its layer sizes are little-endian u32 at bytes 20 and 24,
+  // docs/format.md 2.1), then header + layers 1 + 2 into a payload-sized buffer whose layer 3
+  // stays zero: readInfo and the L12 decode read nothing past layer 2 (a masked stream's mask
+  // value is the first word of layer 2), all inside `out`.
   uint8_t head[hfpac::kHeaderBytes] = {};
-  const size_t headBytes = std::min<size_t>(e.size, sizeof head);
-  if (!guardedCopy(head, map_ + e.offset, headBytes)) {
+  const bool haveHead = e.size >= sizeof head && e.codec != Codec::Raw;
+  if (haveHead && !guardedCopy(head, map_ + e.offset, sizeof head)) {
     error = changedOnDisk(tileName(tile));
     return false;
   }
-  // readInfo reads the header only; the size it is given is the payload's.
+  const uint64_t part = haveHead ? uint64_t(sizeof head) + get32(head + 20) + get32(head + 24) : 0;
   hfpac::PatchInfo info;
-  const bool layered = e.codec != Codec::Raw && headBytes == sizeof head &&
-                       hfpac::readInfo(head, e.size, info) == hfpac::Status::Ok && !info.flat && !info.stored &&
-                       !info.rbuc && info.width == p && info.height == p && info.type == header_.sampleType &&
-                       info.layer1Bytes + info.layer2Bytes < e.size;
+  bool layered = haveHead && part < e.size;
+  if (layered) {
+    out.assign(e.size, 0);
+    if (!guardedCopy(out.data(), map_ + e.offset, size_t(part))) {
+      error = changedOnDisk(tileName(tile));
+      return false;
+    }
+    layered = hfpac::readInfo(out.data(), out.size(), info) == hfpac::Status::Ok && !info.flat && !info.stored &&
+              !info.rbuc && info.width == p && info.height == p && info.type == header_.sampleType &&
+              uint64_t(info.layer1Bytes) + info.layer2Bytes == part;
+  }
   if (!layered) {
     if (!copyPayload(tile, out, error)) return false;
     prefixBytes = uint32_t(out.size());
     return true;
   }
-  prefixBytes = info.layer1Bytes + info.layer2Bytes;
+  prefixBytes = uint32_t(part);
   if (limiter_) limiter_->acquire(prefixBytes);
-  out.assign(e.size, 0);  // layer 3 zero: not read at L12, but the stream keeps its size
-  if (!guardedCopy(out.data(), map_ + e.offset, prefixBytes)) {
-    error = changedOnDisk(tileName(tile));
-    return false;
-  }
   size_t n = prefixBytes;
   if (faults_ && faults_->apply(out.data(), n, false) == FaultInjector::Fault::Eio) {
     error = tileName(tile) + ": read failed (injected I/O error)";

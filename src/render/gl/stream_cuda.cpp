@@ -73,7 +73,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     if (options.vramCache) makeVram(options.cacheMiB);
     progressive_ = options.progressive && !vram_;
     lossy_.assign(archive.tiles().size(), 0);
-    prefixBytes_.assign(archive.tiles().size(), 0);
+    refine_.prefixBytes.assign(archive.tiles().size(), 0);
     loader_ = std::thread([this] { load(); });
     if (vram_ && vram_->preload) vram_->preloader = std::thread([this] { preload(); });
   }
@@ -107,7 +107,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       else queue_.push_back(t);
     }
     last_ = tiles;
-    if (!queue_.empty() || (active_.empty() && !refineQueue_.empty())) wake_.notify_all();
+    if (refine_.ready(queue_, active_.size())) wake_.notify_all();
   }
 
   size_t deliver(TileSink& sink, size_t maxTiles) override {
@@ -154,7 +154,7 @@ class CudaStreamStrategy final : public StreamStrategy {
   size_t pending() const override {
     if (fallback_) return fallback_->pending();
     std::lock_guard<std::mutex> lock(mutex_);
-    return active_.size() + refining_.size();
+    return active_.size() + refine_.pending.size();
   }
   bool lossy(size_t tile) const override {
     if (fallback_) return fallback_->lossy(tile);
@@ -313,26 +313,17 @@ class CudaStreamStrategy final : public StreamStrategy {
       uint32_t alreadyRead = 0;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        // Wanted tiles first; refinements of lossy tiles only when every requested tile has been
-        // delivered (a refinement's read would otherwise queue before theirs on a slow disk).
-        wake_.wait(lock, [&] { return stop_ || !queue_.empty() || (!refineQueue_.empty() && active_.empty()); });
+        // Wanted tiles first, refinements when every requested tile has been delivered.
+        wake_.wait(lock, [&] { return stop_ || refine_.ready(queue_, active_.size()); });
         if (stop_) return;
-        if (!queue_.empty()) {
-          tile = queue_.front();
-          queue_.pop_front();
-          ahead.take(tile, queue_);
-        } else {
-          tile = refineQueue_.back();
-          refineQueue_.pop_back();
-          refinement = true;
-          alreadyRead = prefixBytes_[tile];
-        }
+        tile = refine_.take(queue_, refinement, alreadyRead);
+        if (!refinement) ahead.take(tile, queue_);
       }
       if (!refinement) ahead.advise(archive_);
       Loaded l = read(tile, refinement ? 2 : (progressive_ ? 1 : 0), alreadyRead);
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.bytesRead += l.error.empty() ? l.bytesRead : 0;
-      if (l.lossy) prefixBytes_[tile] = l.bytesRead;
+      if (l.lossy) refine_.prefixBytes[tile] = l.bytesRead;
       ready_.push_back(std::move(l));
     }
   }
@@ -470,8 +461,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       queue_.clear();
       ready_.clear();
       active_.clear();
-      refineQueue_.clear();
-      refining_.clear();
+      refine_.clear();
     }
     fallback_->request(again);
   }
@@ -778,10 +768,8 @@ class CudaStreamStrategy final : public StreamStrategy {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t t : finished) active_.erase(t);
-    for (size_t t : refinedTiles) refining_.erase(t);
-    for (size_t t : toRefine)
-      if (refining_.insert(t).second) refineQueue_.push_back(t);
-    if (!refineQueue_.empty() && active_.empty()) wake_.notify_all();
+    refine_.update(refinedTiles, toRefine);
+    if (refine_.ready(queue_, active_.size())) wake_.notify_all();
     stats_.deliveredLossy += toRefine.size();
     stats_.refined += refined;
     stats_.delivered += committed - refined;
@@ -805,13 +793,11 @@ class CudaStreamStrategy final : public StreamStrategy {
   std::unordered_set<size_t> active_;
   std::deque<Loaded> ready_;
   std::vector<size_t> last_;
-  // Progressive (progressive_): lossy tiles to refine (newest at the back) and those in
-  // refinement; lossy_ per tile (render thread); the bytes each lossy read took.
+  // Progressive (progressive_): the refinements (RefineQueue, render/stream/stream.h); lossy_
+  // per tile (render thread).
   bool progressive_ = false;
-  std::deque<size_t> refineQueue_;
-  std::unordered_set<size_t> refining_;
+  RefineQueue refine_;
   std::vector<uint8_t> lossy_;
-  std::vector<uint32_t> prefixBytes_;
   StreamStats stats_;
   bool stop_ = false;
   std::thread loader_;

@@ -120,7 +120,7 @@ CpuStreamStrategy::CpuStreamStrategy(const hfa::ArchiveReader& archive, int thre
     : archive_(archive), progressive_(progressive) {
   if (progressive_) {
     lossy_.assign(archive.tiles().size(), 0);
-    prefixBytes_.assign(archive.tiles().size(), 0);
+    refine_.prefixBytes.assign(archive.tiles().size(), 0);
   }
   if (threads <= 0) threads = std::max(1, int(std::thread::hardware_concurrency()) - 1);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { worker(); });
@@ -146,20 +146,11 @@ void CpuStreamStrategy::worker() {
     ReadAhead ahead;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      // Wanted tiles first; refinements only when every requested tile has been delivered (a
-      // refinement's read would otherwise queue before theirs on a slow disk).
-      wake_.wait(lock, [&] { return stop_ || !queue_.empty() || (!refineQueue_.empty() && active_.empty()); });
+      // Wanted tiles first, refinements when every requested tile has been delivered.
+      wake_.wait(lock, [&] { return stop_ || refine_.ready(queue_, active_.size()); });
       if (stop_) return;
-      if (!queue_.empty()) {
-        tile = queue_.front();
-        queue_.pop_front();
-        ahead.take(tile, queue_);
-      } else {
-        tile = refineQueue_.back();
-        refineQueue_.pop_back();
-        refinement = true;
-        alreadyRead = prefixBytes_[tile];
-      }
+      tile = refine_.take(queue_, refinement, alreadyRead);
+      if (!refinement) ahead.take(tile, queue_);
     }
     if (!refinement) ahead.advise(archive_);
     // Read (mmap) and decode off the render thread; ArchiveReader is thread-safe after open().
@@ -186,7 +177,7 @@ void CpuStreamStrategy::worker() {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.bytesRead += bytes;
-    if (d.lossy) prefixBytes_[tile] = uint32_t(bytes);
+    if (d.lossy) refine_.prefixBytes[tile] = uint32_t(bytes);
     done_.push_back(std::move(d));
   }
 }
@@ -200,7 +191,7 @@ void CpuStreamStrategy::request(const std::vector<size_t>& tiles) {
     if (t >= archive_.tiles().size()) continue;
     if (active_.insert(t).second) queue_.push_back(t);
   }
-  if (!queue_.empty() || (active_.empty() && !refineQueue_.empty())) wake_.notify_all();
+  if (refine_.ready(queue_, active_.size())) wake_.notify_all();
 }
 
 size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
@@ -263,10 +254,8 @@ size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
   }
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t t : finished) active_.erase(t);
-  for (size_t t : refinedTiles) refining_.erase(t);
-  for (size_t t : toRefine)
-    if (refining_.insert(t).second) refineQueue_.push_back(t);
-  if (!refineQueue_.empty() && active_.empty()) wake_.notify_all();
+  refine_.update(refinedTiles, toRefine);
+  if (refine_.ready(queue_, active_.size())) wake_.notify_all();
   stats_.delivered += delivered;
   stats_.failed += failed;
   stats_.dropped += dropped;
@@ -298,7 +287,7 @@ bool CpuStreamStrategy::loadNow(size_t tile, TileSink& sink, std::string& error)
 
 size_t CpuStreamStrategy::pending() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return active_.size() + refining_.size();
+  return active_.size() + refine_.pending.size();
 }
 
 StreamStats CpuStreamStrategy::stats() const {

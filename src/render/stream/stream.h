@@ -199,6 +199,44 @@ struct ReadAhead {
 // first), decode them exactly (CRC checked) and deliver() uploads them into the tile's slot
 // (TileSink::residentSlot; a tile evicted meanwhile is simply not refined). pending() counts
 // the refinements still to do.
+// Progressive loading's refinements, shared by the cpu and cuda loaders (guarded by the
+// strategy's mutex): tiles delivered lossy wait here, the newest first, and a loader takes one
+// only when no wanted tile waits and every requested one has been delivered (a refinement's
+// read would otherwise queue before theirs on a slow disk).
+struct RefineQueue {
+  std::deque<size_t> waiting;           // delivered lossy, not taken yet (newest at the back)
+  std::unordered_set<size_t> pending;   // waiting, being read, or read and not delivered
+  std::vector<uint32_t> prefixBytes;    // per tile: what its lossy read took
+
+  // A loader's next job: the front of `wanted`, else a refinement (`refinement` true,
+  // `alreadyRead` its prefix). Call only when ready().
+  bool ready(const std::deque<size_t>& wanted, size_t activeCount) const {
+    return !wanted.empty() || (!waiting.empty() && activeCount == 0);
+  }
+  size_t take(std::deque<size_t>& wanted, bool& refinement, uint32_t& alreadyRead) {
+    refinement = wanted.empty();
+    if (!refinement) {
+      const size_t t = wanted.front();
+      wanted.pop_front();
+      return t;
+    }
+    const size_t t = waiting.back();
+    waiting.pop_back();
+    alreadyRead = prefixBytes[t];
+    return t;
+  }
+  // deliver(): refinements delivered (or dropped), tiles newly delivered lossy.
+  void update(const std::vector<size_t>& refined, const std::vector<size_t>& lossy) {
+    for (size_t t : refined) pending.erase(t);
+    for (size_t t : lossy)
+      if (pending.insert(t).second) waiting.push_back(t);
+  }
+  void clear() {
+    waiting.clear();
+    pending.clear();
+  }
+};
+
 class CpuStreamStrategy final : public StreamStrategy {
  public:
   CpuStreamStrategy(const hfa::ArchiveReader& archive, int threads = 0, bool progressive = false);
@@ -230,12 +268,9 @@ class CpuStreamStrategy final : public StreamStrategy {
   std::condition_variable wake_;
   std::deque<size_t> queue_;            // not started
   std::unordered_set<size_t> active_;   // queued, decoding, or done and not delivered
-  // Progressive: lossy tiles to refine (newest at the back, taken from there) and those in
-  // refinement (queued, decoding or done); lossy_ per tile, written by deliver() only.
-  std::deque<size_t> refineQueue_;
-  std::unordered_set<size_t> refining_;
+  // Progressive: the refinements (RefineQueue); lossy_ per tile, written by deliver() only.
+  RefineQueue refine_;
   std::vector<uint8_t> lossy_;
-  std::vector<uint32_t> prefixBytes_;  // per tile: bytes read by its lossy decode
   std::deque<Done> done_;
   StreamStats stats_;
   bool stop_ = false;

@@ -1,9 +1,11 @@
-// make_seeds.cpp - writes the seed corpus of fuzz_decode into a folder (default: the current
-// one): small valid streams of every kind (flat, stored, uniform b, per-area b, masked, signed,
-// thin) and a few patch descriptions for the encode-then-decode mode. The checked-in
-// tests/fuzz/seeds/ were made with it; rerun after a format change:
+// make_seeds.cpp - writes the seed corpora of fuzz_decode and fuzz_roundtrip into DIR/fuzz_decode
+// and DIR/fuzz_roundtrip (DIR default: the current folder): small valid streams of every kind
+// (flat, stored, uniform b, per-area b, masked, signed, thin) for the decoders, and a few patch
+// descriptions for the encode-then-decode target. The checked-in tests/fuzz/seeds/ were made with
+// it; rerun after a format change:
 //   ./tests/fuzz/hf_fuzz_make_seeds ../tests/fuzz/seeds
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -23,7 +25,11 @@ bool write(const std::string& dir, const std::string& name, const std::vector<ui
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : ".";
+  const std::string root = argc > 1 ? argv[1] : ".";
+  const std::string dir = root + "/fuzz_decode", patchDir = root + "/fuzz_roundtrip";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::filesystem::create_directories(patchDir, ec);
   using hfpac::SampleType;
   struct Seed {
     const char* name;
@@ -74,8 +80,9 @@ int main(int argc, char** argv) {
       walk = (walk * 3 + int32_t(rng.below(9)) - 4) / 4;
       b.push_back((d.cfg >> 6) == 1 ? uint8_t(int8_t(walk)) : uint8_t(rng.u32()));
     }
-    if (!write(dir, d.name, b)) ++failures;
+    if (!write(patchDir, d.name, b)) ++failures;
   }
-  std::printf("wrote %zu seeds to %s\n", std::size(seeds) + std::size(descs), dir.c_str());
+  std::printf("wrote %zu seeds to %s and %zu to %s\n", std::size(seeds), dir.c_str(), std::size(descs),
+              patchDir.c_str());
   return failures ? 1 : 0;
 }

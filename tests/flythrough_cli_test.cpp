@@ -27,11 +27,13 @@
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
 #include "test_files.h"
+#include "test_process.h"
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
 
 namespace {
 
+using hf_test::runMaybeKilled;
 using hf_test::TempDir;
 using hf_test::samplePath;
 
@@ -494,33 +496,13 @@ TEST(HfviewDemCli, KilledWhilePackingLeavesTheCacheCompleteOrEmpty) {
   TempDir dir;
   const fs::path cache = dir.path / "cache";
   auto run = [&](double killAfterSeconds) {  // < 0: run to the end
-    std::vector<std::string> args = {HFVIEW_BINARY, tif.string(), "--headless", "--screenshot",
-                                     (dir.path / "x.png").string(), "--size", "64x48", "-q"};
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      ::setenv("XDG_CACHE_HOME", cache.c_str(), 1);
-      // As runCmd: under ASan the leak check at exit would report Mesa's one-time allocations.
-      const char* asan = std::getenv("ASAN_OPTIONS");
-      const std::string options = std::string(asan && *asan ? std::string(asan) + ":" : "") + "detect_leaks=0";
-      ::setenv("ASAN_OPTIONS", options.c_str(), 1);
-      const int devnull = ::open("/dev/null", O_WRONLY);
-      if (devnull >= 0) {
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-      }
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    if (killAfterSeconds >= 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(killAfterSeconds));
-      ::kill(pid, SIGKILL);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return status;
+    // As runCmd: under ASan the leak check at exit would report Mesa's one-time allocations.
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    return runMaybeKilled({HFVIEW_BINARY, tif.string(), "--headless", "--screenshot", (dir.path / "x.png").string(),
+                           "--size", "64x48", "-q"},
+                          killAfterSeconds,
+                          {{"XDG_CACHE_HOME", cache.string()},
+                           {"ASAN_OPTIONS", std::string(asan && *asan ? std::string(asan) + ":" : "") + "detect_leaks=0"}});
   };
   auto files = [&](bool temporaries) {
     std::vector<fs::path> out;

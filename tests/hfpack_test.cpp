@@ -37,6 +37,7 @@
 #include "demio/hfr.h"
 #include "hfpack.h"
 #include "test_files.h"
+#include "test_process.h"
 
 #ifndef HF_SHARED_DEM_DIR
 #error "HF_SHARED_DEM_DIR must name the shared DEM folder"
@@ -44,6 +45,7 @@
 
 namespace {
 
+using hf_test::runMaybeKilled;
 using hf_test::TempDir;
 #ifdef HFPACK_GDAL
 using hf_test::translate;
@@ -1063,28 +1065,7 @@ void expectKillsLeaveTheOldFileOrNothing(std::vector<std::string> args, const fs
     bytes << in.rdbuf();
     return bytes.str();
   };
-  auto run = [&](double killAfterSeconds) {  // < 0: run to the end
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      const int devnull = ::open("/dev/null", O_WRONLY);
-      if (devnull >= 0) {
-        ::dup2(devnull, 1);
-        ::dup2(devnull, 2);
-      }
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    if (killAfterSeconds >= 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(killAfterSeconds));
-      ::kill(pid, SIGKILL);
-    }
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    return status;
-  };
+  auto run = [&](double killAfterSeconds) { return runMaybeKilled(args, killAfterSeconds); };
   const std::string prefix = out.filename().string() + ".tmp.";
   const auto t0 = std::chrono::steady_clock::now();
   ASSERT_EQ(run(-1), 0);

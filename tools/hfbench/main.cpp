@@ -30,6 +30,7 @@
 #include "json.h"
 #include "cli_options.h"
 #include "codec_bench.h"
+#include "entropy_study.h"
 #include "demio/hfr.h"
 #include "host.h"
 #include "report.h"
@@ -168,6 +169,65 @@ int runCodec(int argc, char** argv) {
     failed = true;
   }
   if (!quiet) hfbench::printCodecTable(console, results);
+  return failed ? 1 : 0;
+}
+
+// hfbench entropy: the entropy-stage design study (entropy_study.h), a table and a JSON report.
+int runEntropy(int argc, char** argv) {
+  hfbench::EntropyStudyOptions options;
+  std::vector<std::string> inputs;
+  std::string json_path;
+  bool quiet = false;
+  CLI::App app{"What an order-0 entropy stage with one model per patch would make of each DEM, for several "
+               "predictors, against today's HFPaC streams and zstd-19 (entropy_study.h): a design study for "
+               "issue 17, not a codec.",
+               "hfbench entropy"};
+  hfbench::lastValueWins(app);
+  app.add_option("INPUT", inputs, "DEMs (any raster demio reads; .hfr dumps without GDAL)")->required();
+  app.add_option("--json", json_path, "the report; - for stdout (the table then goes to stderr)")
+      ->check(jsonFileName)
+      ->type_name("OUT.json");
+  hfbench::addInt(app, "--patch", options.patch, 2, hfpac::kMaxPatchSide, "patch side P");
+  hfbench::addInt(app, "--zstd-level", options.zstdLevel, 1, 22, "zstd's level");
+  app.add_option("--quant-step", options.read.quantStep, "quantisation step for wider types (default: automatic)")
+      ->check(hfbench::finiteNumber(true));
+  app.add_flag("-q,--quiet", quiet, "no progress, no table");
+  int status = 0;
+  if (!hfcli::parse(app, argc - 1, argv + 1, status)) return status;
+  std::FILE* console = json_path == "-" ? stderr : stdout;
+  std::vector<hfbench::EntropyStudyResult> results;
+  bool failed = !benchInputs<hfbench::EntropyStudyResult>(
+      inputs, quiet, [&](const std::string& path, auto log) { return hfbench::runEntropyStudy(path, options, log); },
+      [](const std::string& path, const hfbench::EntropyStudyResult& r) {
+        if (r.ok) return false;
+        std::fprintf(stderr, "Error: %s: %s\n", path.c_str(), r.error.c_str());
+        return true;
+      },
+      results);
+  if (!json_path.empty()) {
+    std::string command = "hfbench entropy";
+    for (int i = 2; i < argc; ++i) command += std::string(" ") + argv[i];
+    std::string error;
+    if (!hfbench::writeReportFile(json_path, hfbench::entropyStudyJson(command, results), error)) {
+      std::fprintf(stderr, "Error: %s\n", error.c_str());
+      failed = true;
+    }
+  }
+  if (!quiet) {
+    std::fprintf(console, "%-22s %7s %7s | %7s %9s %7s %7s %7s %7s | %7s %s\n", "input (raw / bytes)", "hfpac",
+                 "zstd", "bezier", "bezier_dx", "dx", "dx_ctx", "med", "best", "best/zs", "patches hfpac/bezier/bezier_dx/dx");
+    for (const hfbench::EntropyStudyResult& r : results) {
+      if (!r.ok) continue;
+      const double raw = double(r.rawBytes);
+      std::string name = r.input.substr(r.input.find_last_of('/') + 1);
+      std::fprintf(console, "%-22.22s %7.2f %7.2f | %7.2f %9.2f %7.2f %7.2f %7.2f %7.2f | %7.2f %llu/%llu/%llu/%llu\n",
+                   name.c_str(), raw / double(r.hfpacBytes), raw / double(r.zstdBytes), raw / r.bezierBytes,
+                   raw / r.bezierDxBytes, raw / r.dxBytes, raw / r.dxContextBytes, raw / r.medBytes, raw / r.bestBytes,
+                   double(r.zstdBytes) / r.bestBytes, (unsigned long long)r.bestPatches[0],
+                   (unsigned long long)r.bestPatches[1], (unsigned long long)r.bestPatches[2],
+                   (unsigned long long)r.bestPatches[3]);
+    }
+  }
   return failed ? 1 : 0;
 }
 
@@ -348,6 +408,8 @@ int main(int argc, char** argv) {
   };
   const Command commands[] = {
       {"codec", runCodec, "INPUT... --json OUT.json: HFPaC against zstd and LERC on DEMs"},
+      {"entropy", runEntropy,
+       "INPUT... [--json OUT.json]: what an entropy stage would make of each DEM, per predictor (a design study)"},
       {"dump", runDump, "INPUT... -o DIR: GDAL-free .hfr copies of DEMs (for builds without GDAL)"},
       {"imagery", runImagery,
        "IMAGE... --json OUT.json: JPEG and BC1 of the imagery codec against TurboJPEG and libsquish; with a "

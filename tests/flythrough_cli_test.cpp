@@ -436,6 +436,28 @@ TEST(HfviewBenchCli, BadValues) {
   expectError(hfview(a + "--time -1", dir), "--time", dir, {"p.txt"});
 }
 
+// hfbench entropy (issue 17's design study) on the sample DEM: a report whose per-patch best is
+// never worse than today's streams (they are one of its candidates) and whose horizontal
+// differences compress a smooth terrain; a file it cannot read is one error line.
+TEST(HfbenchEntropyCli, StudyOfTheSampleDem) {
+  if (!haveSamples()) GTEST_SKIP() << "no sample archives: " << kSample;
+  const fs::path tif = fs::path(kSample).parent_path() / "sample_terrain.tif";
+  if (!fs::exists(tif)) GTEST_SKIP() << "no " << tif << " (a build without GDAL)";
+  TempDir dir;
+  const CmdResult r = runCmd(HFBENCH_BINARY, "entropy '" + tif.string() + "' --json e.json -q", dir.path.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string json = slurp((dir.path / "e.json").string());
+  auto number = [&](const std::string& key) {
+    const size_t at = json.find("\"" + key + "\": ");
+    return at == std::string::npos ? -1.0 : std::atof(json.c_str() + at + key.size() + 4);
+  };
+  EXPECT_GT(number("ratio_hfpac"), 1.0) << json;
+  EXPECT_GE(number("ratio_best"), number("ratio_hfpac")) << json;
+  EXPECT_GT(number("ratio_dx"), 1.0) << json;
+  EXPECT_GT(number("ratio_zstd"), 1.0) << json;
+  expectError(runCmd(HFBENCH_BINARY, "entropy missing.tif -q", dir.path.string()), "missing.tif", dir, {"e.json"});
+}
+
 // hfview DEM.tif (issue 15): packed into the cache with hfpack the first time, opened from it
 // the next; a file hfpack cannot read is one error line and leaves nothing in the cache; a dead
 // pack's temporary is removed; the cache stays within $HFVIEW_CACHE_MIB.

@@ -1,6 +1,7 @@
 // fuzz_decode.cpp - libFuzzer target for the HFPaC CPU decoders on untrusted bytes.
 //
-// The input is a tile stream (seeds start with the magic "HFPC"): readInfo, decode at all three
+// The input is a tile stream (seeds start with the magic "HFPC", or "HFAN" for the entropy-coded
+// patches of codec/ans.h, decoded whole): readInfo, decode at all three
 // layers (buffers sized from the header; patches over kMaxSamples are skipped), PatchView::open
 // and sample points, decodePoint. Crashes, sanitizer reports and disagreements between decode()
 // and PatchView are the findings (abort). The encoder's round trip is fuzz_roundtrip.cpp.
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "codec/ans.h"
 #include "codec/hfpac.h"
 
 namespace {
@@ -91,11 +93,32 @@ void fuzzDecoders(const uint8_t* data, size_t size) {
         "decodePoint fails where open succeeds");
 }
 
+// The entropy-coded streams (codec/ans.h): header checks, and a whole decode into an exactly
+// sized buffer when the header is valid (patches over kMaxSamples skipped).
+void fuzzAns(const uint8_t* data, size_t size) {
+  hfpac::AnsInfo info;
+  if (hfpac::ansReadInfo(data, size, info) != hfpac::Status::Ok) {
+    uint16_t dst[4];
+    check(hfpac::ansDecode(data, size, dst, 2, 4) != hfpac::Status::Ok, "ansDecode accepts what ansReadInfo refuses");
+    return;
+  }
+  check(info.streamBytes <= size && info.width >= 1 && info.height >= 1, "ansReadInfo fields");
+  const size_t n = size_t(info.width) * size_t(info.height);
+  if (n > kMaxSamples) return;
+  std::vector<uint16_t> out(n);
+  hfpac::ansDecode(data, size, out.data(), size_t(info.width), n);  // any status, no crash
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Copy to a heap buffer of exactly `size` bytes, so that any read past the end is reported.
   std::vector<uint8_t> in(data, data + size);
-  fuzzDecoders(in.empty() ? nullptr : in.data(), size);
+  const uint8_t* p = in.empty() ? nullptr : in.data();
+  if (hfpac::isAnsStream(p, size)) {
+    fuzzAns(p, size);
+  } else {
+    fuzzDecoders(p, size);
+  }
   return 0;
 }

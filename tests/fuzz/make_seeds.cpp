@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "codec/ans.h"
 #include "codec/hfpac.h"
 #include "test_util.h"
 
@@ -60,6 +61,26 @@ int main(int argc, char** argv) {
       ++failures;
     }
   }
+  // Entropy-coded patches (codec/ans.h): smooth, masked-looking sea, wide residuals, 1 and 5 lanes.
+  struct AnsSeed {
+    const char* name;
+    hftest::Patch patch;
+    int lanes;
+  };
+  const AnsSeed ansSeeds[] = {
+      {"ans_smooth", hftest::smooth(33, 17, SampleType::UInt16, 12), 8},
+      {"ans_sea", hftest::seaMountain(24, 24, SampleType::Int16, 13), 1},
+      {"ans_noise", hftest::noise(9, 7, SampleType::Int16, 14), 5},
+  };
+  for (const AnsSeed& a : ansSeeds) {
+    std::vector<uint8_t> bytes;
+    if (hfpac::ansEncode(a.patch.samples.data(), a.patch.stride, a.patch.width, a.patch.height, a.patch.type, bytes,
+                         a.lanes) != hfpac::Status::Ok ||
+        !write(dir, a.name, bytes)) {
+      std::fprintf(stderr, "Error: cannot make seed %s\n", a.name);
+      ++failures;
+    }
+  }
   // Encode mode: width-1, height-1, config, bits+1, nodata lo, nodata hi, then sample bytes.
   hftest::Rng rng(42);
   struct Desc {
@@ -82,7 +103,7 @@ int main(int argc, char** argv) {
     }
     if (!write(patchDir, d.name, b)) ++failures;
   }
-  std::printf("wrote %zu seeds to %s and %zu to %s\n", std::size(seeds), dir.c_str(), std::size(descs),
+  std::printf("wrote %zu seeds to %s and %zu to %s\n", std::size(seeds) + std::size(ansSeeds), dir.c_str(), std::size(descs),
               patchDir.c_str());
   return failures ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 #include <exception>
 #include <new>
 
+#include "codec/ans.h"
 #include "timer.h"
 #ifdef HF_BENCH_CUDA
 #include "gpu_encode_bench.h"
@@ -223,6 +224,58 @@ AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int re
   return a;
 }
 
+// The entropy stage (codec/ans.h), measured like an anchor; `autoBytes` gets the per-patch
+// smaller of this and the HFPaC stream with `options` (what a per-tile codec choice stores).
+AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options, int repeat,
+                      std::vector<uint16_t>& decoded, uint64_t& autoBytes) {
+  AnchorResult a;
+  a.method = "horizontal differences, hybrid-integer tokens, interleaved rANS (codec/ans.h), " +
+             std::to_string(hfpac::kAnsDefaultLanes) + " lanes";
+  const std::vector<hfpac::PatchIn> ins = patchIns(set);
+  std::vector<std::vector<uint8_t>> streams(ins.size());
+  {
+    Stopwatch watch;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const hfpac::PatchIn& p = ins[i];
+      const hfpac::Status st = hfpac::ansEncode(p.samples, p.stride, p.width, p.height, p.type, streams[i]);
+      if (st != hfpac::Status::Ok) {
+        a.error = "encode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+        return a;
+      }
+      a.compressedBytes += streams[i].size();
+    }
+    a.encodeSeconds = watch.seconds();
+  }
+  autoBytes = 0;
+  std::vector<uint8_t> layered;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const hfpac::PatchIn& p = ins[i];
+    if (hfpac::encode(p.samples, p.stride, p.width, p.height, p.type, options, layered) != hfpac::Status::Ok) {
+      a.error = "hfpac encode failed on " + where(set, i);
+      return a;
+    }
+    autoBytes += std::min(layered.size(), streams[i].size());
+  }
+  decoded.assign(set.packed.size(), 0);
+  for (int run = 0; run < std::max(1, repeat); ++run) {
+    Stopwatch watch;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const PatchRect& r = set.rects[i];
+      const hfpac::Status st = hfpac::ansDecode(streams[i].data(), streams[i].size(), decoded.data() + r.offset,
+                                                size_t(r.width), r.points());
+      if (st != hfpac::Status::Ok) {
+        a.error = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+        return a;
+      }
+    }
+    const double seconds = watch.seconds();
+    if (run == 0 || seconds < a.decodeSeconds) a.decodeSeconds = seconds;
+  }
+  a.lossless = decoded == set.packed;
+  a.ok = true;
+  return a;
+}
+
 bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
               std::vector<uint16_t>& decoded, HfpacResult& result, std::string& error,
               const LogFn& log) {
@@ -425,6 +478,8 @@ InputResult benchCodecInput(const std::string& path, const CodecBenchOptions& op
     result.lerc = benchLerc(set, options.repeat, decoded);
     say(log, "hfpac+rbuc");
     result.rbuc = benchRbuc(set, encodeOptionsFor(options, result.dem), options.repeat, decoded);
+    say(log, "hfpac+ans");
+    result.ans = benchAns(set, encodeOptionsFor(options, result.dem), options.repeat, decoded, result.autoBytes);
     if (options.cuda) {
       say(log, "gpu");
       const double cpuEncodePps =

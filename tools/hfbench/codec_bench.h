@@ -80,11 +80,13 @@ struct InputResult {
   HfpacResult hfpac;
   AnchorResult zstd, lerc;
   AnchorResult rbuc;        // HFPaC with 2DRBUC residuals (same patches and options)
+  AnchorResult ans;         // the entropy stage alone (codec/ans.h): every patch an HFAN stream
+  uint64_t autoBytes = 0;   // per patch the smaller of the HFPaC stream and the HFAN stream
   GpuResult gpu;            // with CodecBenchOptions::cuda
 
   bool allLossless() const {
     return ok && hfpac.lossless && hfpac.losslessMt && zstd.lossless && lerc.lossless &&
-           (!rbuc.ok || rbuc.lossless);
+           (!rbuc.ok || rbuc.lossless) && (!ans.ok || ans.lossless);
   }
   uint64_t originalBytes() const { return 2 * static_cast<uint64_t>(points); }
 };

@@ -211,6 +211,11 @@ void writeInput(JsonWriter& j, const InputResult& r) {
     writeAnchor(j, r.rbuc, r);
     j.field("ratio_rbuc_vs_zstd",
             divide(ratioOf(r.originalBytes(), r.rbuc.compressedBytes), f.zstdRatio));
+    j.key("hfpac_ans");
+    writeAnchor(j, r.ans, r);
+    j.field("ratio_ans_vs_zstd", divide(ratioOf(r.originalBytes(), r.ans.compressedBytes), f.zstdRatio));
+    j.field("ratio_auto", ratioOf(r.originalBytes(), r.autoBytes));
+    j.field("ratio_auto_vs_zstd", divide(ratioOf(r.originalBytes(), r.autoBytes), f.zstdRatio));
     j.field("ratio_vs_zstd", divide(f.ratio, f.zstdRatio));
     j.field("ratio_vs_lerc", divide(f.ratio, f.lercRatio));
     j.field("decode_vs_lerc", divide(f.decode, f.lercDecode));
@@ -337,9 +342,9 @@ std::string codecJson(const HostInfo& host, const CodecBenchOptions& options, in
 }
 
 void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
-  const std::vector<std::string> header = {"input",    "size",     "type",      "hfpac",
-                                           "+rbuc",    "zstd",     "lerc",      "vs zstd",
-                                           "dec Mpt/s", "zstd dec", "lerc dec", "lossless"};
+  const std::vector<std::string> header = {"input",    "size",     "type",      "hfpac",     "+rbuc",
+                                           "+ans",     "zstd",     "lerc",      "vs zstd",   "auto/zstd",
+                                           "dec Mpt/s", "ans dec", "zstd dec", "lerc dec", "lossless"};
   std::vector<std::vector<std::string>> rows;
   for (const InputResult& r : results) {
     std::vector<std::string> row;
@@ -347,7 +352,7 @@ void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
     if (!r.ok) {
       row.push_back(r.dem.width > 0 ? format("%dx%d", r.dem.width, r.dem.height) : "-");
       row.push_back(r.dem.width > 0 ? r.dem.sourceType : "-");
-      for (int k = 0; k < 8; ++k) row.push_back("-");
+      for (int k = 0; k < 11; ++k) row.push_back("-");
       row.push_back("ERROR");
       rows.push_back(row);
       continue;
@@ -360,15 +365,19 @@ void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
     row.push_back(type);
     row.push_back(ratioCell(f.ratio));
     row.push_back(r.rbuc.ok ? ratioCell(ratioOf(r.originalBytes(), r.rbuc.compressedBytes)) : "-");
+    row.push_back(r.ans.ok ? ratioCell(ratioOf(r.originalBytes(), r.ans.compressedBytes)) : "-");
     row.push_back(ratioCell(f.zstdRatio));
     row.push_back(ratioCell(f.lercRatio));
     row.push_back(ratioCell(divide(f.ratio, f.zstdRatio)));
+    row.push_back(r.ans.ok ? ratioCell(divide(ratioOf(r.originalBytes(), r.autoBytes), f.zstdRatio)) : "-");
     row.push_back(mptsCell(f.decode));
+    row.push_back(r.ans.ok && r.ans.decodeSeconds > 0 ? mptsCell(double(r.points) / r.ans.decodeSeconds) : "-");
     row.push_back(mptsCell(f.zstdDecode));
     row.push_back(mptsCell(f.lercDecode));
     std::string lossless = r.hfpac.lossless && r.hfpac.losslessMt ? "yes" : "NO";
     if (!r.zstd.lossless || !r.lerc.lossless) lossless += " (anchor NO)";
     if (r.rbuc.ok && !r.rbuc.lossless) lossless += " (rbuc NO)";
+    if (r.ans.ok && !r.ans.lossless) lossless += " (ans NO)";
     row.push_back(lossless);
     rows.push_back(row);
   }

@@ -1,0 +1,257 @@
+// ans.cpp - see ans.h; the byte layout is docs/format.md, "Entropy-coded patches (HFAN)".
+#include "codec/ans.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace hfpac {
+namespace {
+
+constexpr int kDirectTokens = 16;
+constexpr int kMaxResidualBits = 17;                                  // |dx| <= 65535 -> z < 2^17
+constexpr int kTokens = kDirectTokens + (kMaxResidualBits - 4) * 4;  // 68
+constexpr int kPresenceBytes = (kTokens + 7) / 8;                     // the presence bitmap (9)
+constexpr int kTableBytes = kPresenceBytes + 1;                       // + a zero byte: even offsets
+constexpr int kScaleBits = 12;
+constexpr uint32_t kScale = 1u << kScaleBits;
+constexpr uint32_t kStateLow = 1u << 16;  // states live in [2^16, 2^32)
+
+int bitLength(uint32_t z) { return z ? 32 - __builtin_clz(z) : 0; }
+
+uint32_t zigzag(int32_t v) { return v >= 0 ? uint32_t(v) << 1 : (uint32_t(-(v + 1)) << 1) | 1u; }
+int32_t unzigzag(uint32_t z) { return (z & 1u) ? -int32_t(z >> 1) - 1 : int32_t(z >> 1); }
+
+// Token of z and its raw bits (count, value).
+struct Token {
+  int token, rawBits;
+  uint32_t raw;
+};
+Token tokenOf(uint32_t z) {
+  if (z < uint32_t(kDirectTokens)) return {int(z), 0, 0};
+  const int len = bitLength(z);
+  const int rawBits = len - 3;
+  return {kDirectTokens + (len - 5) * 4 + int((z >> rawBits) & 3u), rawBits, z & ((1u << rawBits) - 1u)};
+}
+// The inverse: z from a token >= kDirectTokens and its raw bits.
+int rawBitsOf(int token) { return token < kDirectTokens ? 0 : (token - kDirectTokens) / 4 + 2; }
+uint32_t zOf(int token, uint32_t raw) {
+  if (token < kDirectTokens) return uint32_t(token);
+  const int k = token - kDirectTokens, rawBits = k / 4 + 2;
+  return ((4u | uint32_t(k & 3)) << rawBits) | raw;
+}
+
+void putLE16(std::vector<uint8_t>& out, uint32_t v) {
+  out.push_back(uint8_t(v));
+  out.push_back(uint8_t(v >> 8));
+}
+void putLE32(std::vector<uint8_t>& out, uint32_t v) {
+  putLE16(out, v & 0xffffu);
+  putLE16(out, v >> 16);
+}
+uint32_t getLE16(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8; }
+uint32_t getLE32(const uint8_t* p) { return getLE16(p) | getLE16(p + 2) << 16; }
+
+int32_t valueOf(uint16_t bits, bool isSigned) { return isSigned ? int32_t(int16_t(bits)) : int32_t(bits); }
+
+// Frequencies summing to kScale, at least 1 for every token that occurs.
+std::array<uint32_t, kTokens> normalise(const std::array<uint64_t, kTokens>& counts, uint64_t n) {
+  std::array<uint32_t, kTokens> f{};
+  int64_t sum = 0;
+  for (int t = 0; t < kTokens; ++t)
+    if (counts[size_t(t)]) {
+      f[size_t(t)] = uint32_t(std::max<uint64_t>(1, counts[size_t(t)] * kScale / n));
+      sum += f[size_t(t)];
+    }
+  // Rounding left the sum off by at most kTokens: take from / give to the largest.
+  while (sum != int64_t(kScale)) {
+    const auto largest = std::max_element(f.begin(), f.end());
+    if (sum > int64_t(kScale)) {
+      --*largest;  // the largest is > 1 while the sum exceeds kScale (kTokens << kScale)
+      --sum;
+    } else {
+      ++*largest;
+      ++sum;
+    }
+  }
+  return f;
+}
+
+// One rANS encoder step (x is a lane's state): pushes at most one word.
+inline void encodePut(uint32_t& x, uint32_t start, uint32_t freq, int scaleBits, std::vector<uint16_t>& words) {
+  const uint64_t xMax = (uint64_t(kStateLow >> scaleBits) << 16) * freq;
+  if (x >= xMax) {
+    words.push_back(uint16_t(x));
+    x >>= 16;
+  }
+  x = ((x / freq) << scaleBits) + (x % freq) + start;
+}
+
+}  // namespace
+
+bool isAnsStream(const uint8_t* data, size_t size) {
+  return data != nullptr && size >= 4 && std::memcmp(data, kAnsMagic, 4) == 0;
+}
+
+Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, SampleType type,
+                 std::vector<uint8_t>& out, int lanes) {
+  if (samples == nullptr || width < 1 || height < 1 || width > kMaxPatchSide || height > kMaxPatchSide ||
+      stride < size_t(width) || lanes < 1 || lanes > kAnsMaxLanes ||
+      (type != SampleType::UInt16 && type != SampleType::Int16))
+    return Status::InvalidArgument;
+  const bool isSigned = type == SampleType::Int16;
+  const size_t n = size_t(width) * size_t(height);
+
+  // Residuals -> tokens and raw bits, in raster order.
+  std::vector<Token> tokens(n);
+  std::array<uint64_t, kTokens> counts{};
+  for (int y = 0; y < height; ++y) {
+    const uint16_t* row = samples + size_t(y) * stride;
+    for (int x = 0; x < width; ++x) {
+      const int32_t v = valueOf(row[x], isSigned);
+      const int32_t pred = x > 0 ? valueOf(row[x - 1], isSigned) : (y > 0 ? valueOf((row - stride)[0], isSigned) : 0);
+      const Token t = tokenOf(zigzag(v - pred));
+      tokens[size_t(y) * size_t(width) + size_t(x)] = t;
+      ++counts[size_t(t.token)];
+    }
+  }
+  const std::array<uint32_t, kTokens> freq = normalise(counts, n);
+  std::array<uint32_t, kTokens> start{};
+  for (int t = 1; t < kTokens; ++t) start[size_t(t)] = start[size_t(t - 1)] + freq[size_t(t - 1)];
+
+  // Encode backwards (rANS is last in, first out): sample i on lane i mod lanes, its raw bits
+  // before its token, so that the decoder reads the token first.
+  std::vector<uint32_t> state(size_t(lanes), kStateLow);
+  std::vector<uint16_t> words;
+  words.reserve(n);
+  for (size_t i = n; i-- > 0;) {
+    uint32_t& x = state[i % size_t(lanes)];
+    const Token& t = tokens[i];
+    if (t.rawBits) encodePut(x, t.raw, 1, t.rawBits, words);
+    encodePut(x, start[size_t(t.token)], freq[size_t(t.token)], kScaleBits, words);
+  }
+
+  out.clear();
+  out.reserve(size_t(kAnsHeaderBytes + kTableBytes) + 2 * kTokens + 4 * size_t(lanes) + 2 * words.size() + 2);
+  for (uint8_t b : kAnsMagic) out.push_back(b);
+  out.push_back(uint8_t(kAnsVersion));
+  out.push_back(isSigned ? 1 : 0);
+  out.push_back(uint8_t(lanes));
+  out.push_back(0);
+  putLE16(out, uint32_t(width));  // kMaxPatchSide < 2^16
+  putLE16(out, uint32_t(height));
+  putLE32(out, 0);  // stream bytes, set below
+  uint8_t table[kTableBytes] = {};
+  for (int t = 0; t < kTokens; ++t)
+    if (freq[size_t(t)]) table[t / 8] |= uint8_t(1u << (t % 8));
+  for (uint8_t b : table) out.push_back(b);
+  for (int t = 0; t < kTokens; ++t)
+    if (freq[size_t(t)]) putLE16(out, freq[size_t(t)] - 1);
+  for (uint32_t x : state) putLE32(out, x);
+  for (size_t k = words.size(); k-- > 0;) putLE16(out, words[k]);  // first read first
+  if (out.size() % 4) putLE16(out, 0);                             // pad to whole 32-bit words
+  const uint32_t total = uint32_t(out.size());
+  for (int k = 0; k < 4; ++k) out[size_t(12 + k)] = uint8_t(total >> (8 * k));
+  return Status::Ok;
+}
+
+Status ansReadInfo(const uint8_t* data, size_t size, AnsInfo& info) {
+  if (data == nullptr) return Status::InvalidArgument;
+  if (size < size_t(kAnsHeaderBytes)) return Status::TruncatedHeader;
+  if (!isAnsStream(data, size)) return Status::BadMagic;
+  if (data[4] != kAnsVersion) return Status::UnsupportedVersion;
+  if ((data[5] & ~1u) != 0 || data[6] < 1 || data[6] > kAnsMaxLanes || data[7] != 0) return Status::InvalidHeader;
+  AnsInfo i;
+  i.type = (data[5] & 1u) ? SampleType::Int16 : SampleType::UInt16;
+  i.lanes = data[6];
+  i.width = int(getLE16(data + 8));
+  i.height = int(getLE16(data + 10));
+  i.streamBytes = getLE32(data + 12);
+  if (i.width < 1 || i.height < 1 || i.width > kMaxPatchSide || i.height > kMaxPatchSide) return Status::InvalidHeader;
+  if (i.streamBytes % 4 != 0 || i.streamBytes < uint32_t(kAnsHeaderBytes + kTableBytes)) return Status::InvalidHeader;
+  if (i.streamBytes > size) return Status::TruncatedStream;
+  info = i;
+  return Status::Ok;
+}
+
+Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride, size_t dstCapacity) {
+  AnsInfo info;
+  if (Status st = ansReadInfo(data, size, info); st != Status::Ok) return st;
+  if (dst == nullptr || dstStride < size_t(info.width) ||
+      dstCapacity < size_t(info.height - 1) * dstStride + size_t(info.width))
+    return Status::InvalidArgument;
+  const uint8_t* p = data + kAnsHeaderBytes;
+  const uint8_t* const end = data + info.streamBytes;
+
+  // Frequency table: presence bitmap, then freq - 1 per present token; must sum to kScale.
+  std::array<uint32_t, kTokens> freq{}, start{};
+  const uint8_t* presence = p;
+  p += kTableBytes;
+  // No bits past the last token, and the padding byte zero.
+  if ((presence[kPresenceBytes - 1] >> (kTokens % 8)) || presence[kPresenceBytes]) return Status::InvalidHeader;
+  uint32_t sum = 0;
+  for (int t = 0; t < kTokens; ++t) {
+    if (!(presence[t / 8] >> (t % 8) & 1u)) continue;
+    if (end - p < 2) return Status::TruncatedStream;
+    freq[size_t(t)] = getLE16(p) + 1;
+    p += 2;
+    if (freq[size_t(t)] > kScale) return Status::InvalidHeader;
+    start[size_t(t)] = sum;
+    sum += freq[size_t(t)];
+  }
+  if (sum != kScale) return Status::InvalidHeader;
+  std::array<uint8_t, kScale> slotToken;
+  for (int t = 0; t < kTokens; ++t)
+    std::fill_n(slotToken.begin() + start[size_t(t)], freq[size_t(t)], uint8_t(t));
+
+  const size_t lanes = size_t(info.lanes);
+  if (size_t(end - p) < 4 * lanes) return Status::TruncatedStream;
+  uint32_t state[kAnsMaxLanes];
+  for (size_t l = 0; l < lanes; ++l, p += 4) {
+    state[l] = getLE32(p);
+    if (state[l] < kStateLow) return Status::InvalidHeader;
+  }
+  const size_t words = size_t(end - p) / 2;
+  size_t pos = 0;
+  auto refill = [&](uint32_t& x) {
+    if (x < kStateLow) {
+      if (pos >= words) return false;
+      x = (x << 16) | getLE16(p + 2 * pos++);
+    }
+    return true;
+  };
+
+  const bool isSigned = info.type == SampleType::Int16;
+  const int32_t lo = isSigned ? -32768 : 0, hi = isSigned ? 32767 : 65535;
+  size_t lane = 0;
+  for (int y = 0; y < info.height; ++y) {
+    uint16_t* row = dst + size_t(y) * dstStride;
+    int32_t left = y > 0 ? valueOf(row[-std::ptrdiff_t(dstStride)], isSigned) : 0;  // the first column's prediction
+    for (int x = 0; x < info.width; ++x) {
+      uint32_t& s = state[lane];
+      lane = lane + 1 == lanes ? 0 : lane + 1;
+      const uint32_t slot = s & (kScale - 1);
+      const int t = slotToken[slot];
+      s = freq[size_t(t)] * (s >> kScaleBits) + slot - start[size_t(t)];
+      if (!refill(s)) return Status::TruncatedStream;
+      uint32_t raw = 0;
+      if (const int rawBits = rawBitsOf(t)) {
+        raw = s & ((1u << rawBits) - 1u);
+        s >>= rawBits;
+        if (!refill(s)) return Status::TruncatedStream;
+      }
+      const int32_t v = left + unzigzag(zOf(t, raw));
+      if (v < lo || v > hi) return Status::OutOfRange;
+      row[x] = uint16_t(v);
+      left = v;
+    }
+  }
+  // Exactly the words the encoder wrote (one zero word of padding allowed), and every lane back
+  // at the encoder's initial state: anything else is a corrupt stream.
+  if (!(pos == words || (pos + 1 == words && getLE16(p + 2 * pos) == 0))) return Status::SizeMismatch;
+  for (size_t l = 0; l < lanes; ++l)
+    if (state[l] != kStateLow) return Status::SizeMismatch;
+  return Status::Ok;
+}
+
+}  // namespace hfpac

@@ -1,0 +1,60 @@
+// ans.h - HFPaC's entropy stage: lossless patches coded as horizontal differences through an
+// interleaved rANS coder (issue 17; the design is chosen by `hfbench entropy`,
+// bench/results/entropy/README.md). Format: docs/format.md, "Entropy-coded patches (HFAN)".
+//
+// What it is for: the DEMs where fixed-width residual bits lose to general-purpose codecs (flat
+// sea, 8-bit re-saves, noisy lidar): 1.05-1.3x zstd-19's ratio there, at the price of HFPaC's
+// layers (no lossy first view, no single-point decode): a codec option chosen per tile.
+//
+// Model. A sample's residual is its value minus its left neighbour's (the first column: minus
+// the sample above; the first sample: minus 0), in the sample type's domain (Int16 signed).
+// The zigzagged residual z becomes a token: z < 16 is its own token, a larger z is the token
+// 16 + 4 (bitLength(z) - 5) + the two bits under its top bit, followed by bitLength(z) - 3 raw
+// bits (JPEG XL's hybrid integers). Tokens are coded with one static frequency table per patch
+// (12-bit precision), raw bits with a uniform one, by `lanes` rANS coders (32-bit state, 16-bit
+// words) that take the patch's samples in turn (sample i -> lane i mod lanes) and share one word
+// stream: lane-parallel decoding (a GPU warp) and instruction-level parallelism on a CPU.
+//
+// Contract. ansEncode never fails on valid arguments (any uint16 raster, 1..kMaxPatchSide per
+// side). ansDecode reads any byte string safely: it checks every field, every table and every
+// read against the stream's bounds, and a stream that decodes to a different number of words
+// or to a final state other than the initial one is refused: a corrupt stream is an error but
+// for a vanishing chance (the archive's tile CRC is what guarantees integrity).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "codec/hfpac.h"
+
+namespace hfpac {
+
+constexpr uint8_t kAnsMagic[4] = {'H', 'F', 'A', 'N'};
+constexpr int kAnsVersion = 1;
+constexpr int kAnsHeaderBytes = 16;
+constexpr int kAnsMaxLanes = 64;
+constexpr int kAnsDefaultLanes = 8;
+
+struct AnsInfo {
+  int width = 0, height = 0;
+  SampleType type = SampleType::UInt16;
+  int lanes = 0;
+  uint32_t streamBytes = 0;  // the whole stream, header included
+};
+
+// True if `data` starts with the HFAN magic (so it is not a layered HFPaC stream).
+bool isAnsStream(const uint8_t* data, size_t size);
+
+// Encodes a width x height patch (row stride `stride` >= width samples) into `out` (replaced).
+// lanes: 1..kAnsMaxLanes.
+Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, SampleType type,
+                 std::vector<uint8_t>& out, int lanes = kAnsDefaultLanes);
+
+// Header fields, checked (not the payload).
+Status ansReadInfo(const uint8_t* data, size_t size, AnsInfo& info);
+
+// Decodes the whole patch into dst (row stride dstStride >= width; dstCapacity samples).
+Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride, size_t dstCapacity);
+
+}  // namespace hfpac

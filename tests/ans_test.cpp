@@ -1,0 +1,147 @@
+// ans_test.cpp - the entropy-coded patches of src/codec/ans.h: exact round trips of every kind
+// of patch and lane count, the size advantage it exists for, and safe refusal of bad streams.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "codec/ans.h"
+#include "test_util.h"
+
+namespace {
+
+using hfpac::SampleType;
+using hfpac::Status;
+using hftest::Patch;
+
+std::vector<uint8_t> encodeOrFail(const Patch& p, int lanes = hfpac::kAnsDefaultLanes) {
+  std::vector<uint8_t> out;
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), p.stride, p.width, p.height, p.type, out, lanes), Status::Ok);
+  return out;
+}
+
+// Decodes into a buffer with a wider stride and junk around, checks every sample and that the
+// padding is untouched.
+void expectExact(const Patch& p, const std::vector<uint8_t>& stream) {
+  ASSERT_EQ(stream.size() % 4, 0u);
+  hfpac::AnsInfo info;
+  ASSERT_EQ(hfpac::ansReadInfo(stream.data(), stream.size(), info), Status::Ok);
+  EXPECT_EQ(info.width, p.width);
+  EXPECT_EQ(info.height, p.height);
+  EXPECT_EQ(info.type, p.type);
+  EXPECT_EQ(info.streamBytes, stream.size());
+  const size_t stride = size_t(p.width) + 2;
+  std::vector<uint16_t> out(stride * size_t(p.height), 0xBEEF);
+  ASSERT_EQ(hfpac::ansDecode(stream.data(), stream.size(), out.data(), stride, out.size()), Status::Ok) << p.name;
+  for (int y = 0; y < p.height; ++y) {
+    for (int x = 0; x < p.width; ++x)
+      ASSERT_EQ(out[size_t(y) * stride + size_t(x)], p.at(x, y)) << p.name << " at " << x << "," << y;
+    ASSERT_EQ(out[size_t(y) * stride + size_t(p.width)], 0xBEEF);
+  }
+}
+
+std::vector<Patch> kinds(int w, int h) {
+  return {hftest::smooth(w, h, SampleType::UInt16, 1),      hftest::smooth(w, h, SampleType::Int16, 2),
+          hftest::noise(w, h, SampleType::UInt16, 3),       hftest::noise(w, h, SampleType::Int16, 4),
+          hftest::rampBumps(w, h, SampleType::Int16, 5),    hftest::constant(w, h, 65535, SampleType::UInt16),
+          hftest::constant(w, h, 0x8000, SampleType::Int16), hftest::seaMountain(w, h, SampleType::Int16, 6),
+          hftest::withHoles(w, h, SampleType::Int16, 7),    hftest::negative(w, h, 8)};
+}
+
+TEST(Ans, RoundTripsEveryKindAndSize) {
+  for (auto [w, h] : {std::pair{1, 1}, std::pair{2, 1}, std::pair{1, 7}, std::pair{129, 129}, std::pair{33, 65},
+                      std::pair{300, 2}})
+    for (const Patch& p : kinds(w, h)) ASSERT_NO_FATAL_FAILURE(expectExact(p, encodeOrFail(p))) << p.name;
+}
+
+TEST(Ans, RoundTripsEveryLaneCount) {
+  const Patch p = hftest::rampBumps(129, 129, SampleType::Int16, 9);
+  for (int lanes : {1, 2, 3, 7, 8, 31, 32, 64}) ASSERT_NO_FATAL_FAILURE(expectExact(p, encodeOrFail(p, lanes))) << lanes;
+}
+
+// The widest residuals: 0 and 65535 (or -32768 and 32767) alternating, and the longest side.
+TEST(Ans, ExtremeResidualsAndSides) {
+  Patch u = hftest::constant(64, 3, 0, SampleType::UInt16), s = hftest::constant(64, 3, 0, SampleType::Int16);
+  for (int y = 0; y < 3; ++y)
+    for (int x = 0; x < 64; ++x) {
+      u.at(x, y) = (x + y) % 2 ? 65535 : 0;
+      s.at(x, y) = (x + y) % 2 ? 0x7FFF : 0x8000;
+    }
+  ASSERT_NO_FATAL_FAILURE(expectExact(u, encodeOrFail(u)));
+  ASSERT_NO_FATAL_FAILURE(expectExact(s, encodeOrFail(s)));
+  const Patch wide = hftest::noise(hfpac::kMaxPatchSide, 1, SampleType::UInt16, 10);
+  const Patch tall = hftest::smooth(1, hfpac::kMaxPatchSide, SampleType::Int16, 11);
+  ASSERT_NO_FATAL_FAILURE(expectExact(wide, encodeOrFail(wide)));
+  ASSERT_NO_FATAL_FAILURE(expectExact(tall, encodeOrFail(tall)));
+}
+
+// What the stage is for: smooth and flat data far below 16 bits a sample, noise near it.
+TEST(Ans, SizesFollowTheData) {
+  const Patch flat = hftest::constant(129, 129, 1234, SampleType::UInt16);
+  EXPECT_LE(encodeOrFail(flat).size(), 96u);  // header, one token, the states
+  const Patch smooth = hftest::smooth(129, 129, SampleType::UInt16, 12);
+  const Patch noise = hftest::noise(129, 129, SampleType::UInt16, 13);
+  const size_t smoothBytes = encodeOrFail(smooth).size(), noiseBytes = encodeOrFail(noise).size();
+  EXPECT_LT(smoothBytes * 3 / 2, noiseBytes);
+  EXPECT_LT(noiseBytes, 129u * 129u * 2u * 110u / 100u);  // at most ~10 % over raw
+}
+
+TEST(Ans, EncodeRefusesBadArguments) {
+  const Patch p = hftest::smooth(8, 8, SampleType::UInt16, 14);
+  std::vector<uint8_t> out;
+  EXPECT_EQ(hfpac::ansEncode(nullptr, 8, 8, 8, SampleType::UInt16, out), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 7, 8, 8, SampleType::UInt16, out), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 0, 8, SampleType::UInt16, out), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, 0), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, 65), Status::InvalidArgument);
+}
+
+// Every truncation is refused, and so is every corruption of the fields that have redundancy:
+// magic, version, reserved bits, lane count, stream size, the table's padding and its
+// frequencies (they must sum to 4096). Elsewhere a corruption cannot always be told from a
+// valid stream (raw bits and state bits carry no redundancy: the archive's tile CRC is the
+// check there), but it never reads or writes out of bounds (ASan runs this test) and decodes
+// only values of the sample type. Small buffers are refused.
+TEST(Ans, BadStreamsAreRefused) {
+  const Patch p = hftest::rampBumps(40, 30, SampleType::Int16, 15);
+  const std::vector<uint8_t> good = encodeOrFail(p);
+  std::vector<uint16_t> out(40 * 30);
+  for (size_t n = 0; n < good.size(); ++n) {
+    const std::vector<uint8_t> cut(good.begin(), good.begin() + std::ptrdiff_t(n));
+    EXPECT_NE(hfpac::ansDecode(cut.data(), cut.size(), out.data(), 40, out.size()), Status::Ok) << n;
+  }
+  size_t tokens = 0;
+  for (int b = 0; b < 9; ++b) tokens += size_t(__builtin_popcount(good[16 + size_t(b)]));
+  auto checked = [&](size_t k, uint8_t flip) {
+    if (k < 5 || k == 7 || (k >= 12 && k < 16) || k == 25) return true;  // magic, version, reserved, size, padding
+    if (k == 5) return flip != 0x01;                                       // flags: bit 0 is the sample type
+    if (k == 6) return (good[6] ^ flip) == 0 || (good[6] ^ flip) > hfpac::kAnsMaxLanes;
+    return k >= 26 && k < 26 + 2 * tokens && (k % 2 == 0 || flip != 0x01);  // frequencies (12 bits used)
+  };
+  size_t accepted = 0, corrupted = 0;
+  for (size_t k = 0; k < good.size(); ++k)
+    for (uint8_t flip : {uint8_t(0x01), uint8_t(0x08), uint8_t(0xFF)}) {
+      std::vector<uint8_t> bad = good;
+      bad[k] ^= flip;
+      const Status st = hfpac::ansDecode(bad.data(), bad.size(), out.data(), 40, out.size());
+      if (checked(k, flip)) {
+        EXPECT_NE(st, Status::Ok) << "byte " << k << " ^ " << int(flip);
+      } else {
+        ++corrupted;
+        accepted += st == Status::Ok;
+      }
+    }
+  std::printf("[ ans      ] %zu of %zu other corruptions decode without an error\n", accepted, corrupted);
+  EXPECT_EQ(hfpac::ansDecode(good.data(), good.size(), out.data(), 39, out.size()), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::ansDecode(good.data(), good.size(), out.data(), 40, out.size() - 1), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::ansDecode(good.data(), good.size(), nullptr, 40, out.size()), Status::InvalidArgument);
+  EXPECT_FALSE(hfpac::isAnsStream(good.data(), 3));
+  EXPECT_TRUE(hfpac::isAnsStream(good.data(), good.size()));
+  std::vector<uint8_t> hfpc = good;
+  std::memcpy(hfpc.data(), "HFPC", 4);
+  EXPECT_EQ(hfpac::ansDecode(hfpc.data(), hfpc.size(), out.data(), 40, out.size()), Status::BadMagic);
+}
+
+}  // namespace

@@ -18,7 +18,9 @@ using hftest::Patch;
 
 std::vector<uint8_t> encodeOrFail(const Patch& p, int lanes = hfpac::kAnsDefaultLanes) {
   std::vector<uint8_t> out;
-  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), p.stride, p.width, p.height, p.type, out, lanes), Status::Ok);
+  hfpac::AnsOptions o;
+  o.lanes = lanes;
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), p.stride, p.width, p.height, p.type, out, o), Status::Ok);
   return out;
 }
 
@@ -61,6 +63,48 @@ TEST(Ans, RoundTripsEveryLaneCount) {
   for (int lanes : {1, 2, 3, 7, 8, 31, 32, 64}) ASSERT_NO_FATAL_FAILURE(expectExact(p, encodeOrFail(p, lanes))) << lanes;
 }
 
+// Nodata: samples equal to the mask value are escapes; a patch with voids (and a mask value
+// that does not occur, and an all-void patch) round-trips, and masking makes voids cheap.
+TEST(Ans, MaskedPatchesRoundTripAndVoidsAreCheap) {
+  for (SampleType t : {SampleType::Int16, SampleType::UInt16}) {
+    const uint16_t nodata = t == SampleType::Int16 ? 0x8000 : 0xFFFF;
+    Patch p = hftest::smooth(129, 129, t, 16);
+    for (int y = 0; y < 129; ++y)
+      for (int x = 0; x < 129; ++x)
+        if ((x - 40) * (x - 40) + (y - 70) * (y - 70) < 900 || x == 0 || y == 128 || (x * 7 + y * 13) % 97 == 0)
+          p.at(x, y) = nodata;
+    hfpac::AnsOptions o;
+    o.hasMask = true;
+    o.maskValue = nodata;
+    for (int lanes : {1, 8, 64}) {
+      o.lanes = lanes;
+      std::vector<uint8_t> masked, plain;
+      ASSERT_EQ(hfpac::ansEncode(p.samples.data(), p.stride, 129, 129, t, masked, o), Status::Ok);
+      ASSERT_NO_FATAL_FAILURE(expectExact(p, masked));
+      hfpac::AnsInfo info;
+      ASSERT_EQ(hfpac::ansReadInfo(masked.data(), masked.size(), info), Status::Ok);
+      EXPECT_TRUE(info.masked);
+      EXPECT_EQ(info.maskValue, nodata);
+      hfpac::AnsOptions unmasked;
+      unmasked.lanes = lanes;
+      ASSERT_EQ(hfpac::ansEncode(p.samples.data(), p.stride, 129, 129, t, plain, unmasked), Status::Ok);
+      ASSERT_NO_FATAL_FAILURE(expectExact(p, plain));
+      EXPECT_LT(masked.size(), plain.size()) << lanes;
+    }
+    const Patch voids = hftest::constant(33, 9, nodata, t);
+    std::vector<uint8_t> stream;
+    ASSERT_EQ(hfpac::ansEncode(voids.samples.data(), voids.stride, 33, 9, t, stream, o), Status::Ok);
+    ASSERT_NO_FATAL_FAILURE(expectExact(voids, stream));
+    o.maskValue = 12345;  // not in the patch: no mask written
+    const Patch smooth = hftest::smooth(20, 20, t, 17);
+    ASSERT_EQ(hfpac::ansEncode(smooth.samples.data(), smooth.stride, 20, 20, t, stream, o), Status::Ok);
+    hfpac::AnsInfo info;
+    ASSERT_EQ(hfpac::ansReadInfo(stream.data(), stream.size(), info), Status::Ok);
+    EXPECT_FALSE(info.masked);
+    ASSERT_NO_FATAL_FAILURE(expectExact(smooth, stream));
+  }
+}
+
 // The widest residuals: 0 and 65535 (or -32768 and 32767) alternating, and the longest side.
 TEST(Ans, ExtremeResidualsAndSides) {
   Patch u = hftest::constant(64, 3, 0, SampleType::UInt16), s = hftest::constant(64, 3, 0, SampleType::Int16);
@@ -94,8 +138,11 @@ TEST(Ans, EncodeRefusesBadArguments) {
   EXPECT_EQ(hfpac::ansEncode(nullptr, 8, 8, 8, SampleType::UInt16, out), Status::InvalidArgument);
   EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 7, 8, 8, SampleType::UInt16, out), Status::InvalidArgument);
   EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 0, 8, SampleType::UInt16, out), Status::InvalidArgument);
-  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, 0), Status::InvalidArgument);
-  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, 65), Status::InvalidArgument);
+  hfpac::AnsOptions o;
+  o.lanes = 0;
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, o), Status::InvalidArgument);
+  o.lanes = 65;
+  EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, o), Status::InvalidArgument);
 }
 
 // Every truncation is refused, and so is every corruption of the fields that have redundancy:

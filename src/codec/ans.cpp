@@ -11,8 +11,11 @@ namespace {
 constexpr int kDirectTokens = 16;
 constexpr int kMaxResidualBits = 17;                                  // |dx| <= 65535 -> z < 2^17
 constexpr int kTokens = kDirectTokens + (kMaxResidualBits - 4) * 4;  // 68
-constexpr int kPresenceBytes = (kTokens + 7) / 8;                     // the presence bitmap (9)
+constexpr int kEscape = kTokens;                                      // "this sample is masked"
+constexpr int kAlphabet = kTokens + 1;
+constexpr int kPresenceBytes = (kAlphabet + 7) / 8;                   // the presence bitmap (9)
 constexpr int kTableBytes = kPresenceBytes + 1;                       // + a zero byte: even offsets
+constexpr int kMaskBytes = 4;                                         // mask value + 2 zero bytes
 constexpr int kScaleBits = 12;
 constexpr uint32_t kScale = 1u << kScaleBits;
 constexpr uint32_t kStateLow = 1u << 16;  // states live in [2^16, 2^32)
@@ -55,10 +58,15 @@ uint32_t getLE32(const uint8_t* p) { return getLE16(p) | getLE16(p + 2) << 16; }
 int32_t valueOf(uint16_t bits, bool isSigned) { return isSigned ? int32_t(int16_t(bits)) : int32_t(bits); }
 
 // Frequencies summing to kScale, at least 1 for every token that occurs.
-std::array<uint32_t, kTokens> normalise(const std::array<uint64_t, kTokens>& counts, uint64_t n) {
-  std::array<uint32_t, kTokens> f{};
+// A context no sample uses gets a valid table all the same (the escape token alone).
+std::array<uint32_t, kAlphabet> normalise(const std::array<uint64_t, kAlphabet>& counts, uint64_t n) {
+  std::array<uint32_t, kAlphabet> f{};
+  if (n == 0) {
+    f[kEscape] = kScale;
+    return f;
+  }
   int64_t sum = 0;
-  for (int t = 0; t < kTokens; ++t)
+  for (int t = 0; t < kAlphabet; ++t)
     if (counts[size_t(t)]) {
       f[size_t(t)] = uint32_t(std::max<uint64_t>(1, counts[size_t(t)] * kScale / n));
       sum += f[size_t(t)];
@@ -94,30 +102,52 @@ bool isAnsStream(const uint8_t* data, size_t size) {
 }
 
 Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, SampleType type,
-                 std::vector<uint8_t>& out, int lanes) {
+                 std::vector<uint8_t>& out, const AnsOptions& options) {
+  const int lanes = options.lanes;
   if (samples == nullptr || width < 1 || height < 1 || width > kMaxPatchSide || height > kMaxPatchSide ||
       stride < size_t(width) || lanes < 1 || lanes > kAnsMaxLanes ||
       (type != SampleType::UInt16 && type != SampleType::Int16))
     return Status::InvalidArgument;
   const bool isSigned = type == SampleType::Int16;
   const size_t n = size_t(width) * size_t(height);
+  bool masked = false;
+  if (options.hasMask)
+    for (int y = 0; y < height && !masked; ++y)
+      masked = std::find(samples + size_t(y) * stride, samples + size_t(y) * stride + size_t(width),
+                         options.maskValue) != samples + size_t(y) * stride + size_t(width);
+  auto isMasked = [&](uint16_t v) { return masked && v == options.maskValue; };
 
-  // Residuals -> tokens and raw bits, in raster order.
+  // Residuals -> tokens and raw bits, in raster order, with their context (previous masked).
   std::vector<Token> tokens(n);
-  std::array<uint64_t, kTokens> counts{};
+  std::vector<uint8_t> context(n);
+  std::array<std::array<uint64_t, kAlphabet>, 2> counts{};
+  std::array<uint64_t, 2> perContext{};
+  int32_t last = 0;  // the last unmasked sample in raster order
+  bool previousMasked = false;
   for (int y = 0; y < height; ++y) {
     const uint16_t* row = samples + size_t(y) * stride;
     for (int x = 0; x < width; ++x) {
-      const int32_t v = valueOf(row[x], isSigned);
-      const int32_t pred = x > 0 ? valueOf(row[x - 1], isSigned) : (y > 0 ? valueOf((row - stride)[0], isSigned) : 0);
-      const Token t = tokenOf(zigzag(v - pred));
-      tokens[size_t(y) * size_t(width) + size_t(x)] = t;
-      ++counts[size_t(t.token)];
+      const size_t i = size_t(y) * size_t(width) + size_t(x);
+      context[i] = previousMasked;
+      Token t{kEscape, 0, 0};
+      if (!isMasked(row[x])) {
+        int32_t pred = last;
+        if (x == 0 && y > 0 && !isMasked((row - stride)[0])) pred = valueOf((row - stride)[0], isSigned);
+        last = valueOf(row[x], isSigned);
+        t = tokenOf(zigzag(last - pred));
+      }
+      previousMasked = t.token == kEscape;
+      tokens[i] = t;
+      ++counts[context[i]][size_t(t.token)];
+      ++perContext[context[i]];
     }
   }
-  const std::array<uint32_t, kTokens> freq = normalise(counts, n);
-  std::array<uint32_t, kTokens> start{};
-  for (int t = 1; t < kTokens; ++t) start[size_t(t)] = start[size_t(t - 1)] + freq[size_t(t - 1)];
+  const int tables = masked ? 2 : 1;
+  std::array<std::array<uint32_t, kAlphabet>, 2> freq{}, start{};
+  for (int c = 0; c < tables; ++c) {
+    freq[size_t(c)] = normalise(counts[size_t(c)], perContext[size_t(c)]);
+    for (int t = 1; t < kAlphabet; ++t) start[size_t(c)][size_t(t)] = start[size_t(c)][size_t(t - 1)] + freq[size_t(c)][size_t(t - 1)];
+  }
 
   // Encode backwards (rANS is last in, first out): sample i on lane i mod lanes, its raw bits
   // before its token, so that the decoder reads the token first.
@@ -128,25 +158,30 @@ Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, 
     uint32_t& x = state[i % size_t(lanes)];
     const Token& t = tokens[i];
     if (t.rawBits) encodePut(x, t.raw, 1, t.rawBits, words);
-    encodePut(x, start[size_t(t.token)], freq[size_t(t.token)], kScaleBits, words);
+    const size_t c = context[i];
+    encodePut(x, start[c][size_t(t.token)], freq[c][size_t(t.token)], kScaleBits, words);
   }
 
   out.clear();
-  out.reserve(size_t(kAnsHeaderBytes + kTableBytes) + 2 * kTokens + 4 * size_t(lanes) + 2 * words.size() + 2);
+  out.reserve(size_t(kAnsHeaderBytes + kMaskBytes + 2 * kTableBytes) + 4 * kAlphabet + 4 * size_t(lanes) +
+              2 * words.size() + 2);
   for (uint8_t b : kAnsMagic) out.push_back(b);
   out.push_back(uint8_t(kAnsVersion));
-  out.push_back(isSigned ? 1 : 0);
+  out.push_back(uint8_t((isSigned ? 1 : 0) | (masked ? 2 : 0)));
   out.push_back(uint8_t(lanes));
   out.push_back(0);
   putLE16(out, uint32_t(width));  // kMaxPatchSide < 2^16
   putLE16(out, uint32_t(height));
   putLE32(out, 0);  // stream bytes, set below
-  uint8_t table[kTableBytes] = {};
-  for (int t = 0; t < kTokens; ++t)
-    if (freq[size_t(t)]) table[t / 8] |= uint8_t(1u << (t % 8));
-  for (uint8_t b : table) out.push_back(b);
-  for (int t = 0; t < kTokens; ++t)
-    if (freq[size_t(t)]) putLE16(out, freq[size_t(t)] - 1);
+  if (masked) putLE32(out, options.maskValue);
+  for (int c = 0; c < tables; ++c) {
+    uint8_t table[kTableBytes] = {};
+    for (int t = 0; t < kAlphabet; ++t)
+      if (freq[size_t(c)][size_t(t)]) table[t / 8] |= uint8_t(1u << (t % 8));
+    for (uint8_t b : table) out.push_back(b);
+    for (int t = 0; t < kAlphabet; ++t)
+      if (freq[size_t(c)][size_t(t)]) putLE16(out, freq[size_t(c)][size_t(t)] - 1);
+  }
   for (uint32_t x : state) putLE32(out, x);
   for (size_t k = words.size(); k-- > 0;) putLE16(out, words[k]);  // first read first
   if (out.size() % 4) putLE16(out, 0);                             // pad to whole 32-bit words
@@ -160,19 +195,62 @@ Status ansReadInfo(const uint8_t* data, size_t size, AnsInfo& info) {
   if (size < size_t(kAnsHeaderBytes)) return Status::TruncatedHeader;
   if (!isAnsStream(data, size)) return Status::BadMagic;
   if (data[4] != kAnsVersion) return Status::UnsupportedVersion;
-  if ((data[5] & ~1u) != 0 || data[6] < 1 || data[6] > kAnsMaxLanes || data[7] != 0) return Status::InvalidHeader;
+  if ((data[5] & ~3u) != 0 || data[6] < 1 || data[6] > kAnsMaxLanes || data[7] != 0) return Status::InvalidHeader;
   AnsInfo i;
   i.type = (data[5] & 1u) ? SampleType::Int16 : SampleType::UInt16;
   i.lanes = data[6];
+  i.masked = (data[5] & 2u) != 0;
   i.width = int(getLE16(data + 8));
   i.height = int(getLE16(data + 10));
   i.streamBytes = getLE32(data + 12);
   if (i.width < 1 || i.height < 1 || i.width > kMaxPatchSide || i.height > kMaxPatchSide) return Status::InvalidHeader;
-  if (i.streamBytes % 4 != 0 || i.streamBytes < uint32_t(kAnsHeaderBytes + kTableBytes)) return Status::InvalidHeader;
+  const uint32_t fixed = uint32_t(kAnsHeaderBytes + (i.masked ? kMaskBytes + 2 * kTableBytes : kTableBytes));
+  if (i.streamBytes % 4 != 0 || i.streamBytes < fixed) return Status::InvalidHeader;
   if (i.streamBytes > size) return Status::TruncatedStream;
+  if (i.masked) {
+    if (getLE16(data + kAnsHeaderBytes + 2) != 0) return Status::InvalidHeader;
+    i.maskValue = uint16_t(getLE16(data + kAnsHeaderBytes));
+  }
   info = i;
   return Status::Ok;
 }
+
+namespace {
+
+// One context's decoding table, read from the stream: presence bitmap, then freq - 1 per present
+// token; the frequencies must sum to kScale.
+struct DecodeTable {
+  std::array<uint32_t, kAlphabet> freq{}, start{};
+  std::array<uint8_t, kScale> slotToken;
+};
+
+Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, DecodeTable& table) {
+  if (end - p < kTableBytes) return Status::TruncatedStream;
+  const uint8_t* presence = p;
+  p += kTableBytes;
+  // No bits past the last token (the escape only in masked streams), the padding byte zero.
+  const int used = masked ? kAlphabet : kTokens;
+  if ((presence[kPresenceBytes - 1] >> (used - 8 * (kPresenceBytes - 1))) || presence[kPresenceBytes])
+    return Status::InvalidHeader;
+  uint32_t sum = 0;
+  for (int t = 0; t < used; ++t) {
+    table.freq[size_t(t)] = 0;
+    if (!(presence[t / 8] >> (t % 8) & 1u)) continue;
+    if (end - p < 2) return Status::TruncatedStream;
+    const uint32_t f = getLE16(p) + 1;
+    p += 2;
+    if (f > kScale || sum + f > kScale) return Status::InvalidHeader;
+    table.freq[size_t(t)] = f;
+    table.start[size_t(t)] = sum;
+    sum += f;
+  }
+  if (sum != kScale) return Status::InvalidHeader;
+  for (int t = 0; t < used; ++t)
+    std::fill_n(table.slotToken.begin() + table.start[size_t(t)], table.freq[size_t(t)], uint8_t(t));
+  return Status::Ok;
+}
+
+}  // namespace
 
 Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride, size_t dstCapacity) {
   AnsInfo info;
@@ -180,29 +258,11 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   if (dst == nullptr || dstStride < size_t(info.width) ||
       dstCapacity < size_t(info.height - 1) * dstStride + size_t(info.width))
     return Status::InvalidArgument;
-  const uint8_t* p = data + kAnsHeaderBytes;
+  const uint8_t* p = data + kAnsHeaderBytes + (info.masked ? kMaskBytes : 0);
   const uint8_t* const end = data + info.streamBytes;
-
-  // Frequency table: presence bitmap, then freq - 1 per present token; must sum to kScale.
-  std::array<uint32_t, kTokens> freq{}, start{};
-  const uint8_t* presence = p;
-  p += kTableBytes;
-  // No bits past the last token, and the padding byte zero.
-  if ((presence[kPresenceBytes - 1] >> (kTokens % 8)) || presence[kPresenceBytes]) return Status::InvalidHeader;
-  uint32_t sum = 0;
-  for (int t = 0; t < kTokens; ++t) {
-    if (!(presence[t / 8] >> (t % 8) & 1u)) continue;
-    if (end - p < 2) return Status::TruncatedStream;
-    freq[size_t(t)] = getLE16(p) + 1;
-    p += 2;
-    if (freq[size_t(t)] > kScale) return Status::InvalidHeader;
-    start[size_t(t)] = sum;
-    sum += freq[size_t(t)];
-  }
-  if (sum != kScale) return Status::InvalidHeader;
-  std::array<uint8_t, kScale> slotToken;
-  for (int t = 0; t < kTokens; ++t)
-    std::fill_n(slotToken.begin() + start[size_t(t)], freq[size_t(t)], uint8_t(t));
+  DecodeTable tables[2];
+  for (int c = 0; c < (info.masked ? 2 : 1); ++c)
+    if (Status st = readTable(p, end, info.masked, tables[c]); st != Status::Ok) return st;
 
   const size_t lanes = size_t(info.lanes);
   if (size_t(end - p) < 4 * lanes) return Status::TruncatedStream;
@@ -223,27 +283,42 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
 
   const bool isSigned = info.type == SampleType::Int16;
   const int32_t lo = isSigned ? -32768 : 0, hi = isSigned ? 32767 : 65535;
+  const uint16_t maskValue = info.maskValue;
   size_t lane = 0;
+  int32_t last = 0;  // the last unmasked sample in raster order
+  int previousMasked = 0;
   for (int y = 0; y < info.height; ++y) {
     uint16_t* row = dst + size_t(y) * dstStride;
-    int32_t left = y > 0 ? valueOf(row[-std::ptrdiff_t(dstStride)], isSigned) : 0;  // the first column's prediction
     for (int x = 0; x < info.width; ++x) {
+      const DecodeTable& table = tables[previousMasked];
       uint32_t& s = state[lane];
       lane = lane + 1 == lanes ? 0 : lane + 1;
       const uint32_t slot = s & (kScale - 1);
-      const int t = slotToken[slot];
-      s = freq[size_t(t)] * (s >> kScaleBits) + slot - start[size_t(t)];
+      const int t = table.slotToken[slot];
+      s = table.freq[size_t(t)] * (s >> kScaleBits) + slot - table.start[size_t(t)];
       if (!refill(s)) return Status::TruncatedStream;
+      if (t == kEscape) {  // only present in masked streams' tables
+        row[x] = maskValue;
+        previousMasked = 1;
+        continue;
+      }
       uint32_t raw = 0;
       if (const int rawBits = rawBitsOf(t)) {
         raw = s & ((1u << rawBits) - 1u);
         s >>= rawBits;
         if (!refill(s)) return Status::TruncatedStream;
       }
-      const int32_t v = left + unzigzag(zOf(t, raw));
-      if (v < lo || v > hi) return Status::OutOfRange;
+      int32_t pred = last;
+      if (x == 0 && y > 0) {
+        const uint16_t above = row[-std::ptrdiff_t(dstStride)];
+        // Unmasked samples never equal the masked value (checked below), so this tells them apart.
+        if (!info.masked || above != maskValue) pred = valueOf(above, isSigned);
+      }
+      const int32_t v = pred + unzigzag(zOf(t, raw));
+      if (v < lo || v > hi || (info.masked && uint16_t(v) == maskValue)) return Status::OutOfRange;
       row[x] = uint16_t(v);
-      left = v;
+      last = v;
+      previousMasked = 0;
     }
   }
   // Exactly the words the encoder wrote (one zero word of padding allowed), and every lane back

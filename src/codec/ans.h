@@ -6,8 +6,12 @@
 // sea, 8-bit re-saves, noisy lidar): 1.05-1.3x zstd-19's ratio there, at the price of HFPaC's
 // layers (no lossy first view, no single-point decode): a codec option chosen per tile.
 //
-// Model. A sample's residual is its value minus its left neighbour's (the first column: minus
-// the sample above; the first sample: minus 0), in the sample type's domain (Int16 signed).
+// Model. A sample's residual is its value minus a prediction, in the sample type's domain (Int16
+// signed): the last unmasked sample before it in raster order, except in the first column, where
+// the sample above is used when it is unmasked (the first sample: 0). With a masked value (the
+// DEM's nodata), samples equal to it are one escape token each and are never predictions; the
+// tokens then have two tables, chosen by whether the previous sample was masked (runs of voids
+// cost almost nothing).
 // The zigzagged residual z becomes a token: z < 16 is its own token, a larger z is the token
 // 16 + 4 (bitLength(z) - 5) + the two bits under its top bit, followed by bitLength(z) - 3 raw
 // bits (JPEG XL's hybrid integers). Tokens are coded with one static frequency table per patch
@@ -36,10 +40,18 @@ constexpr int kAnsHeaderBytes = 16;
 constexpr int kAnsMaxLanes = 64;
 constexpr int kAnsDefaultLanes = 8;
 
+struct AnsOptions {
+  int lanes = kAnsDefaultLanes;  // 1..kAnsMaxLanes
+  bool hasMask = false;          // samples equal to maskValue are coded as masked
+  uint16_t maskValue = 0;        // bit pattern, as in the input
+};
+
 struct AnsInfo {
   int width = 0, height = 0;
   SampleType type = SampleType::UInt16;
   int lanes = 0;
+  bool masked = false;
+  uint16_t maskValue = 0;
   uint32_t streamBytes = 0;  // the whole stream, header included
 };
 
@@ -47,9 +59,9 @@ struct AnsInfo {
 bool isAnsStream(const uint8_t* data, size_t size);
 
 // Encodes a width x height patch (row stride `stride` >= width samples) into `out` (replaced).
-// lanes: 1..kAnsMaxLanes.
+// A mask is written only if some sample equals options.maskValue.
 Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, SampleType type,
-                 std::vector<uint8_t>& out, int lanes = kAnsDefaultLanes);
+                 std::vector<uint8_t>& out, const AnsOptions& options = {});
 
 // Header fields, checked (not the payload).
 Status ansReadInfo(const uint8_t* data, size_t size, AnsInfo& info);

@@ -230,14 +230,17 @@ AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options, 
                       std::vector<uint16_t>& decoded, uint64_t& autoBytes) {
   AnchorResult a;
   a.method = "horizontal differences, hybrid-integer tokens, interleaved rANS (codec/ans.h), " +
-             std::to_string(hfpac::kAnsDefaultLanes) + " lanes";
+             std::to_string(hfpac::kAnsDefaultLanes) + " lanes, the DEM's nodata as mask";
+  hfpac::AnsOptions ansOptions;
+  ansOptions.hasMask = options.hasNodata;  // the DEM's nodata (encodeOptionsFor), as HFPaC gets it
+  ansOptions.maskValue = options.nodata;
   const std::vector<hfpac::PatchIn> ins = patchIns(set);
   std::vector<std::vector<uint8_t>> streams(ins.size());
   {
     Stopwatch watch;
     for (size_t i = 0; i < ins.size(); ++i) {
       const hfpac::PatchIn& p = ins[i];
-      const hfpac::Status st = hfpac::ansEncode(p.samples, p.stride, p.width, p.height, p.type, streams[i]);
+      const hfpac::Status st = hfpac::ansEncode(p.samples, p.stride, p.width, p.height, p.type, streams[i], ansOptions);
       if (st != hfpac::Status::Ok) {
         a.error = "encode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
         return a;

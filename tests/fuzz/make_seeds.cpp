@@ -61,21 +61,27 @@ int main(int argc, char** argv) {
       ++failures;
     }
   }
-  // Entropy-coded patches (codec/ans.h): smooth, masked-looking sea, wide residuals, 1 and 5 lanes.
+  // Entropy-coded patches (codec/ans.h): smooth, sea, wide residuals, voids under a mask; 1-8 lanes.
   struct AnsSeed {
     const char* name;
     hftest::Patch patch;
     int lanes;
+    bool mask;
   };
   const AnsSeed ansSeeds[] = {
-      {"ans_smooth", hftest::smooth(33, 17, SampleType::UInt16, 12), 8},
-      {"ans_sea", hftest::seaMountain(24, 24, SampleType::Int16, 13), 1},
-      {"ans_noise", hftest::noise(9, 7, SampleType::Int16, 14), 5},
+      {"ans_smooth", hftest::smooth(33, 17, SampleType::UInt16, 12), 8, false},
+      {"ans_sea", hftest::seaMountain(24, 24, SampleType::Int16, 13), 1, false},
+      {"ans_noise", hftest::noise(9, 7, SampleType::Int16, 14), 5, false},
+      {"ans_holes_masked", hftest::withHoles(20, 20, SampleType::Int16, 15), 3, true},
   };
   for (const AnsSeed& a : ansSeeds) {
     std::vector<uint8_t> bytes;
+    hfpac::AnsOptions o;
+    o.lanes = a.lanes;
+    o.hasMask = a.mask;
+    o.maskValue = 0x8000;  // withHoles' voids
     if (hfpac::ansEncode(a.patch.samples.data(), a.patch.stride, a.patch.width, a.patch.height, a.patch.type, bytes,
-                         a.lanes) != hfpac::Status::Ok ||
+                         o) != hfpac::Status::Ok ||
         !write(dir, a.name, bytes)) {
       std::fprintf(stderr, "Error: cannot make seed %s\n", a.name);
       ++failures;

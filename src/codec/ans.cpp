@@ -117,18 +117,18 @@ Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, 
                          options.maskValue) != samples + size_t(y) * stride + size_t(width);
   auto isMasked = [&](uint16_t v) { return masked && v == options.maskValue; };
 
-  // Residuals -> tokens and raw bits, in raster order, with their context (previous masked).
+  // Residuals -> tokens and raw bits, in raster order, with their context: whether the lane's
+  // previous sample (i - lanes) was masked, which a lane knows without waiting for the others.
   std::vector<Token> tokens(n);
   std::vector<uint8_t> context(n);
   std::array<std::array<uint64_t, kAlphabet>, 2> counts{};
   std::array<uint64_t, 2> perContext{};
   int32_t last = 0;  // the last unmasked sample in raster order
-  bool previousMasked = false;
   for (int y = 0; y < height; ++y) {
     const uint16_t* row = samples + size_t(y) * stride;
     for (int x = 0; x < width; ++x) {
       const size_t i = size_t(y) * size_t(width) + size_t(x);
-      context[i] = previousMasked;
+      context[i] = i >= size_t(lanes) && tokens[i - size_t(lanes)].token == kEscape;
       Token t{kEscape, 0, 0};
       if (!isMasked(row[x])) {
         int32_t pred = last;
@@ -136,7 +136,6 @@ Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, 
         last = valueOf(row[x], isSigned);
         t = tokenOf(zigzag(last - pred));
       }
-      previousMasked = t.token == kEscape;
       tokens[i] = t;
       ++counts[context[i]][size_t(t.token)];
       ++perContext[context[i]];
@@ -149,17 +148,23 @@ Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, 
     for (int t = 1; t < kAlphabet; ++t) start[size_t(c)][size_t(t)] = start[size_t(c)][size_t(t - 1)] + freq[size_t(c)][size_t(t - 1)];
   }
 
-  // Encode backwards (rANS is last in, first out): sample i on lane i mod lanes, its raw bits
-  // before its token, so that the decoder reads the token first.
+  // Encode backwards (rANS is last in, first out). Sample i is on lane i mod lanes; a group is
+  // `lanes` consecutive samples; the decoder reads a group's tokens (lane order), then its raw
+  // bits (lane order): so, per group from the last, raw bits of the lanes in reverse, then the
+  // tokens in reverse.
   std::vector<uint32_t> state(size_t(lanes), kStateLow);
   std::vector<uint16_t> words;
   words.reserve(n);
-  for (size_t i = n; i-- > 0;) {
-    uint32_t& x = state[i % size_t(lanes)];
-    const Token& t = tokens[i];
-    if (t.rawBits) encodePut(x, t.raw, 1, t.rawBits, words);
-    const size_t c = context[i];
-    encodePut(x, start[c][size_t(t.token)], freq[c][size_t(t.token)], kScaleBits, words);
+  const size_t groups = (n + size_t(lanes) - 1) / size_t(lanes);
+  for (size_t g = groups; g-- > 0;) {
+    const size_t first = g * size_t(lanes), end = std::min(n, first + size_t(lanes));
+    for (size_t i = end; i-- > first;)
+      if (tokens[i].rawBits) encodePut(state[i - first], tokens[i].raw, 1, tokens[i].rawBits, words);
+    for (size_t i = end; i-- > first;) {
+      const size_t c = context[i];
+      const int t = tokens[i].token;
+      encodePut(state[i - first], start[c][size_t(t)], freq[c][size_t(t)], kScaleBits, words);
+    }
   }
 
   out.clear();
@@ -284,41 +289,50 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   const bool isSigned = info.type == SampleType::Int16;
   const int32_t lo = isSigned ? -32768 : 0, hi = isSigned ? 32767 : 65535;
   const uint16_t maskValue = info.maskValue;
-  size_t lane = 0;
+  const size_t width = size_t(info.width), n = width * size_t(info.height);
+  // Group by group (`lanes` consecutive samples): every lane's token, then every lane's raw
+  // bits, both in lane order (what lanes in lockstep on a GPU do); then the group's values.
+  uint8_t token[kAnsMaxLanes] = {}, laneMasked[kAnsMaxLanes] = {};
+  uint32_t raw[kAnsMaxLanes];
   int32_t last = 0;  // the last unmasked sample in raster order
-  int previousMasked = 0;
-  for (int y = 0; y < info.height; ++y) {
-    uint16_t* row = dst + size_t(y) * dstStride;
-    for (int x = 0; x < info.width; ++x) {
-      const DecodeTable& table = tables[previousMasked];
-      uint32_t& s = state[lane];
-      lane = lane + 1 == lanes ? 0 : lane + 1;
+  for (size_t first = 0; first < n; first += lanes) {
+    const size_t count = std::min(lanes, n - first);
+    for (size_t l = 0; l < count; ++l) {
+      const DecodeTable& table = tables[laneMasked[l]];
+      uint32_t& s = state[l];
       const uint32_t slot = s & (kScale - 1);
       const int t = table.slotToken[slot];
       s = table.freq[size_t(t)] * (s >> kScaleBits) + slot - table.start[size_t(t)];
       if (!refill(s)) return Status::TruncatedStream;
-      if (t == kEscape) {  // only present in masked streams' tables
-        row[x] = maskValue;
-        previousMasked = 1;
-        continue;
-      }
-      uint32_t raw = 0;
-      if (const int rawBits = rawBitsOf(t)) {
-        raw = s & ((1u << rawBits) - 1u);
+      token[l] = uint8_t(t);
+      laneMasked[l] = t == kEscape;  // the escape only exists in masked streams' tables
+    }
+    for (size_t l = 0; l < count; ++l) {
+      raw[l] = 0;
+      if (const int rawBits = rawBitsOf(token[l]); rawBits && token[l] != kEscape) {
+        uint32_t& s = state[l];
+        raw[l] = s & ((1u << rawBits) - 1u);
         s >>= rawBits;
         if (!refill(s)) return Status::TruncatedStream;
       }
+    }
+    for (size_t l = 0; l < count; ++l) {
+      const size_t i = first + l, x = i % width, y = i / width;
+      uint16_t* out = dst + y * dstStride + x;
+      if (token[l] == kEscape) {
+        *out = maskValue;
+        continue;
+      }
       int32_t pred = last;
       if (x == 0 && y > 0) {
-        const uint16_t above = row[-std::ptrdiff_t(dstStride)];
+        const uint16_t above = out[-std::ptrdiff_t(dstStride)];
         // Unmasked samples never equal the masked value (checked below), so this tells them apart.
         if (!info.masked || above != maskValue) pred = valueOf(above, isSigned);
       }
-      const int32_t v = pred + unzigzag(zOf(t, raw));
+      const int32_t v = pred + unzigzag(zOf(token[l], raw[l]));
       if (v < lo || v > hi || (info.masked && uint16_t(v) == maskValue)) return Status::OutOfRange;
-      row[x] = uint16_t(v);
+      *out = uint16_t(v);
       last = v;
-      previousMasked = 0;
     }
   }
   // Exactly the words the encoder wrote (one zero word of padding allowed), and every lane back

@@ -10,14 +10,15 @@
 // signed): the last unmasked sample before it in raster order, except in the first column, where
 // the sample above is used when it is unmasked (the first sample: 0). With a masked value (the
 // DEM's nodata), samples equal to it are one escape token each and are never predictions; the
-// tokens then have two tables, chosen by whether the previous sample was masked (runs of voids
-// cost almost nothing).
+// tokens then have two tables, chosen by whether the lane's previous sample was masked (runs of
+// voids cost almost nothing).
 // The zigzagged residual z becomes a token: z < 16 is its own token, a larger z is the token
 // 16 + 4 (bitLength(z) - 5) + the two bits under its top bit, followed by bitLength(z) - 3 raw
 // bits (JPEG XL's hybrid integers). Tokens are coded with one static frequency table per patch
 // (12-bit precision), raw bits with a uniform one, by `lanes` rANS coders (32-bit state, 16-bit
 // words) that take the patch's samples in turn (sample i -> lane i mod lanes) and share one word
-// stream: lane-parallel decoding (a GPU warp) and instruction-level parallelism on a CPU.
+// stream, read group by group (all lanes' tokens, then all lanes' raw bits): lanes decode in
+// lockstep on a GPU and interleave on a CPU.
 //
 // Contract. ansEncode never fails on valid arguments (any uint16 raster, 1..kMaxPatchSide per
 // side). ansDecode reads any byte string safely: it checks every field, every table and every

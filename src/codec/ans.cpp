@@ -226,8 +226,22 @@ namespace {
 // token; the frequencies must sum to kScale.
 struct DecodeTable {
   std::array<uint32_t, kAlphabet> freq{}, start{};
-  std::array<uint8_t, kScale> slotToken;
+  // Per slot, packed for one load: bits 0-11 freq - 1, 12-23 slot - start, 24-30 token.
+  std::array<uint32_t, kScale> slot;
 };
+
+// Per token: its raw bits, and z without them (z = base | raw).
+struct TokenInfo {
+  std::array<uint8_t, kAlphabet> rawBits{};
+  std::array<uint32_t, kAlphabet> base{};
+  TokenInfo() {
+    for (int t = 0; t < kTokens; ++t) {
+      rawBits[size_t(t)] = uint8_t(rawBitsOf(t));
+      base[size_t(t)] = zOf(t, 0);
+    }
+  }
+};
+const TokenInfo kTokenInfo;
 
 Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, DecodeTable& table) {
   if (end - p < kTableBytes) return Status::TruncatedStream;
@@ -251,7 +265,8 @@ Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, DecodeTable
   }
   if (sum != kScale) return Status::InvalidHeader;
   for (int t = 0; t < used; ++t)
-    std::fill_n(table.slotToken.begin() + table.start[size_t(t)], table.freq[size_t(t)], uint8_t(t));
+    for (uint32_t k = 0; k < table.freq[size_t(t)]; ++k)
+      table.slot[table.start[size_t(t)] + k] = (table.freq[size_t(t)] - 1) | k << 12 | uint32_t(t) << 24;
   return Status::Ok;
 }
 
@@ -276,12 +291,21 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
     state[l] = getLE32(p);
     if (state[l] < kStateLow) return Status::InvalidHeader;
   }
+  const uint8_t* const wordBytes = p;
   const size_t words = size_t(end - p) / 2;
   size_t pos = 0;
-  auto refill = [&](uint32_t& x) {
+  // A refill without a branch: the word at `pos` is read whether it is needed or not, so the
+  // caller guarantees pos < words (the fast path below checks it once per group).
+  auto refillFast = [&](uint32_t& x) {
+    const uint32_t need = x < kStateLow;
+    const uint32_t w = getLE16(wordBytes + 2 * pos);
+    x = need ? (x << 16) | w : x;
+    pos += need;
+  };
+  auto refillChecked = [&](uint32_t& x) {
     if (x < kStateLow) {
       if (pos >= words) return false;
-      x = (x << 16) | getLE16(p + 2 * pos++);
+      x = (x << 16) | getLE16(wordBytes + 2 * pos++);
     }
     return true;
   };
@@ -293,51 +317,109 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   // Group by group (`lanes` consecutive samples): every lane's token, then every lane's raw
   // bits, both in lane order (what lanes in lockstep on a GPU do); then the group's values.
   uint8_t token[kAnsMaxLanes] = {}, laneMasked[kAnsMaxLanes] = {};
-  uint32_t raw[kAnsMaxLanes];
+  uint32_t z[kAnsMaxLanes];
   int32_t last = 0;  // the last unmasked sample in raster order
-  for (size_t first = 0; first < n; first += lanes) {
+  uint32_t bad = 0;  // out-of-range values seen (one branch at the end)
+  size_t x = 0, y = 0;
+  uint16_t* row = dst;
+  size_t first = 0;
+  // The common case in its own loop: no mask, the default lane count, whole groups and words
+  // enough for every read: constant trip counts, so the lanes' states stay in registers.
+  if (!info.masked && lanes == size_t(kAnsDefaultLanes)) {
+    constexpr size_t L = kAnsDefaultLanes;
+    const DecodeTable& table = tables[0];
+    uint32_t st[L];
+    std::copy_n(state, L, st);
+    while (n - first >= L && words - pos > 2 * L) {
+      uint32_t tok[L], zz[L];
+#pragma GCC unroll 8
+      for (size_t l = 0; l < L; ++l) {
+        const uint32_t e = table.slot[st[l] & (kScale - 1)];
+        uint32_t s = ((e & 4095u) + 1) * (st[l] >> kScaleBits) + ((e >> 12) & 4095u);
+        refillFast(s);
+        st[l] = s;
+        tok[l] = e >> 24;
+      }
+#pragma GCC unroll 8
+      for (size_t l = 0; l < L; ++l) {
+        const uint32_t k = kTokenInfo.rawBits[tok[l]];
+        uint32_t s = st[l];
+        zz[l] = kTokenInfo.base[tok[l]] | (s & ((1u << k) - 1u));
+        s >>= k;
+        refillFast(s);
+        st[l] = s;
+      }
+      for (size_t l = 0; l < L; ++l) {
+        int32_t pred = last;
+        if (x == 0 && y > 0) pred = valueOf(row[-std::ptrdiff_t(dstStride)], isSigned);
+        const int32_t v = pred + unzigzag(zz[l]);
+        bad |= uint32_t(v < lo) | uint32_t(v > hi);
+        row[x] = uint16_t(v);
+        last = v;
+        if (++x == width) {
+          x = 0;
+          ++y;
+          row += dstStride;
+        }
+      }
+      first += L;
+    }
+    std::copy_n(st, L, state);
+  }
+  for (; first < n; first += lanes) {
     const size_t count = std::min(lanes, n - first);
+    // Each sample reads at most two words; with that many left, no read needs its own check.
+    const bool fast = words - pos > 2 * count;
     for (size_t l = 0; l < count; ++l) {
-      const DecodeTable& table = tables[laneMasked[l]];
-      uint32_t& s = state[l];
-      const uint32_t slot = s & (kScale - 1);
-      const int t = table.slotToken[slot];
-      s = table.freq[size_t(t)] * (s >> kScaleBits) + slot - table.start[size_t(t)];
-      if (!refill(s)) return Status::TruncatedStream;
-      token[l] = uint8_t(t);
-      laneMasked[l] = t == kEscape;  // the escape only exists in masked streams' tables
-    }
-    for (size_t l = 0; l < count; ++l) {
-      raw[l] = 0;
-      if (const int rawBits = rawBitsOf(token[l]); rawBits && token[l] != kEscape) {
-        uint32_t& s = state[l];
-        raw[l] = s & ((1u << rawBits) - 1u);
-        s >>= rawBits;
-        if (!refill(s)) return Status::TruncatedStream;
+      const uint32_t e = tables[laneMasked[l]].slot[state[l] & (kScale - 1)];
+      uint32_t s = ((e & 4095u) + 1) * (state[l] >> kScaleBits) + ((e >> 12) & 4095u);
+      if (fast) {
+        refillFast(s);
+      } else if (!refillChecked(s)) {
+        return Status::TruncatedStream;
       }
+      state[l] = s;
+      token[l] = uint8_t(e >> 24);
+      laneMasked[l] = token[l] == kEscape;  // the escape only exists in masked streams' tables
     }
     for (size_t l = 0; l < count; ++l) {
-      const size_t i = first + l, x = i % width, y = i / width;
-      uint16_t* out = dst + y * dstStride + x;
+      const uint32_t k = kTokenInfo.rawBits[token[l]];  // 0 for direct tokens and the escape
+      uint32_t s = state[l];
+      z[l] = kTokenInfo.base[token[l]] | (s & ((1u << k) - 1u));
+      s >>= k;
+      if (fast) {
+        refillFast(s);
+      } else if (!refillChecked(s)) {
+        return Status::TruncatedStream;
+      }
+      state[l] = s;
+    }
+    for (size_t l = 0; l < count; ++l) {
       if (token[l] == kEscape) {
-        *out = maskValue;
-        continue;
+        row[x] = maskValue;
+      } else {
+        int32_t pred = last;
+        if (x == 0 && y > 0) {
+          const uint16_t above = row[-std::ptrdiff_t(dstStride)];
+          // Unmasked samples never equal the masked value (checked below): this tells them apart.
+          if (!info.masked || above != maskValue) pred = valueOf(above, isSigned);
+        }
+        const int32_t v = pred + unzigzag(z[l]);
+        bad |= uint32_t(v < lo) | uint32_t(v > hi) | uint32_t(info.masked && uint16_t(v) == maskValue);
+        row[x] = uint16_t(v);
+        last = v;
       }
-      int32_t pred = last;
-      if (x == 0 && y > 0) {
-        const uint16_t above = out[-std::ptrdiff_t(dstStride)];
-        // Unmasked samples never equal the masked value (checked below), so this tells them apart.
-        if (!info.masked || above != maskValue) pred = valueOf(above, isSigned);
+      if (++x == width) {
+        x = 0;
+        ++y;
+        row += dstStride;
       }
-      const int32_t v = pred + unzigzag(zOf(token[l], raw[l]));
-      if (v < lo || v > hi || (info.masked && uint16_t(v) == maskValue)) return Status::OutOfRange;
-      *out = uint16_t(v);
-      last = v;
     }
   }
+  if (bad) return Status::OutOfRange;
   // Exactly the words the encoder wrote (one zero word of padding allowed), and every lane back
   // at the encoder's initial state: anything else is a corrupt stream.
-  if (!(pos == words || (pos + 1 == words && getLE16(p + 2 * pos) == 0))) return Status::SizeMismatch;
+  if (!(pos == words || (pos + 1 == words && getLE16(wordBytes + 2 * pos) == 0))) return Status::SizeMismatch;
   for (size_t l = 0; l < lanes; ++l)
     if (state[l] != kStateLow) return Status::SizeMismatch;
   return Status::Ok;

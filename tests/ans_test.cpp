@@ -2,6 +2,7 @@
 // of patch and lane count, the size advantage it exists for, and safe refusal of bad streams.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -103,6 +104,32 @@ TEST(Ans, MaskedPatchesRoundTripAndVoidsAreCheap) {
     EXPECT_FALSE(info.masked);
     ASSERT_NO_FATAL_FAILURE(expectExact(smooth, stream));
   }
+}
+
+// Residuals near a lattice (lidar quantised finer than its own step) take the large token set,
+// where a residual below 256 is a token of its own; a gentle ramp keeps the small one. Both exact.
+TEST(Ans, TokenSetFollowsTheResiduals) {
+  Patch lattice = hftest::constant(129, 129, 30000, SampleType::UInt16);
+  hftest::Rng rng(18);
+  for (int y = 0; y < 129; ++y) {
+    int32_t v = 30000 + int32_t(rng.below(200)) * 13;
+    for (int x = 0; x < 129; ++x) {
+      v += (int32_t(rng.below(9)) - 4) * 13 + int32_t(rng.below(2));
+      lattice.at(x, y) = uint16_t(std::clamp(v, 0, 65535));
+    }
+  }
+  const std::vector<uint8_t> a = encodeOrFail(lattice);
+  hfpac::AnsInfo info;
+  ASSERT_EQ(hfpac::ansReadInfo(a.data(), a.size(), info), Status::Ok);
+  EXPECT_EQ(info.directLog2, 8);
+  ASSERT_NO_FATAL_FAILURE(expectExact(lattice, a));
+  Patch smooth = hftest::constant(129, 129, 500, SampleType::Int16);
+  for (int y = 0; y < 129; ++y)
+    for (int x = 0; x < 129; ++x) smooth.at(x, y) = uint16_t(500 + x / 8 + y / 5);  // residuals 0 and 1
+  const std::vector<uint8_t> b = encodeOrFail(smooth);
+  ASSERT_EQ(hfpac::ansReadInfo(b.data(), b.size(), info), Status::Ok);
+  EXPECT_EQ(info.directLog2, 4);
+  ASSERT_NO_FATAL_FAILURE(expectExact(smooth, b));
 }
 
 // The widest residuals: 0 and 65535 (or -32768 and 32767) alternating, and the longest side.

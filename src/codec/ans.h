@@ -12,9 +12,11 @@
 // DEM's nodata), samples equal to it are one escape token each and are never predictions; the
 // tokens then have two tables, chosen by whether the lane's previous sample was masked (runs of
 // voids cost almost nothing).
-// The zigzagged residual z becomes a token: z < 16 is its own token, a larger z is the token
-// 16 + 4 (bitLength(z) - 5) + the two bits under its top bit, followed by bitLength(z) - 3 raw
-// bits (JPEG XL's hybrid integers). Tokens are coded with one static frequency table per patch
+// The zigzagged residual z becomes a token: z < 2^d is its own token, a larger z is the token
+// 2^d + 4 (bitLength(z) - d - 1) + the two bits under its top bit, followed by bitLength(z) - 3
+// raw bits (JPEG XL's hybrid integers); d = 4, or 8 where the residuals' fine structure pays
+// for the larger table (lidar quantised finer than its own step: values near a lattice), chosen
+// per patch by the encoder. Tokens are coded with one static frequency table per patch
 // (12-bit precision), raw bits with a uniform one, by `lanes` rANS coders (32-bit state, 16-bit
 // words) that take the patch's samples in turn (sample i -> lane i mod lanes) and share one word
 // stream, read group by group (all lanes' tokens, then all lanes' raw bits): lanes decode in
@@ -53,6 +55,7 @@ struct AnsInfo {
   int lanes = 0;
   bool masked = false;
   uint16_t maskValue = 0;
+  int directLog2 = 4;        // residuals z < 2^directLog2 are tokens of their own (4 or 8)
   uint32_t streamBytes = 0;  // the whole stream, header included
 };
 

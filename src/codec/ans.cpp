@@ -366,7 +366,8 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   uint16_t token[kAnsMaxLanes] = {};
   uint8_t laneMasked[kAnsMaxLanes] = {};
   uint32_t z[kAnsMaxLanes];
-  int32_t last = 0;  // the last unmasked sample in raster order
+  int64_t last = 0;  // the last unmasked sample in raster order (64-bit: a corrupt stream's
+                     // residuals may add up past 32 bits before the range check reports it)
   uint32_t bad = 0;  // out-of-range values seen (one branch at the end)
   size_t x = 0, y = 0;
   uint16_t* row = dst;
@@ -376,13 +377,13 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
       if (token[l] == escape) {
         row[x] = maskValue;
       } else {
-        int32_t pred = last;
+        int64_t pred = last;
         if (x == 0 && y > 0) {
           const uint16_t above = row[-std::ptrdiff_t(dstStride)];
           // Unmasked samples never equal the masked value (checked below): this tells them apart.
           if (!info.masked || above != maskValue) pred = valueOf(above, isSigned);
         }
-        const int32_t v = pred + unzigzag(z[l]);
+        const int64_t v = pred + unzigzag(z[l]);
         bad |= uint32_t(v < lo) | uint32_t(v > hi) | uint32_t(info.masked && uint16_t(v) == maskValue);
         row[x] = uint16_t(v);
         last = v;

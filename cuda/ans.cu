@@ -7,6 +7,7 @@
 // the same streams.
 #include <cstdint>
 
+#include "codec/bitpack.h"
 #include "codec/hfpac.h"
 #include "gpu/ans_launch.h"
 
@@ -28,7 +29,7 @@ struct WarpTables {
 
 __device__ uint32_t le16(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8; }
 __device__ uint32_t le32(const uint8_t* p) { return le16(p) | le16(p + 2) << 16; }
-__device__ int32_t unzigzag(uint32_t z) { return (z & 1u) ? -int32_t(z >> 1) - 1 : int32_t(z >> 1); }
+using hfpac::detail::unzigzag;
 
 __device__ int32_t warpInclusiveSum(int32_t v, int lane) {
   for (int d = 1; d < 32; d <<= 1) {

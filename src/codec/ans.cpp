@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "codec/bitpack.h"
+
 namespace hfpac {
 namespace {
 
@@ -19,9 +21,9 @@ constexpr int kScaleBits = 12;
 constexpr uint32_t kScale = 1u << kScaleBits;
 constexpr uint32_t kStateLow = 1u << 16;  // states live in [2^16, 2^32)
 
-int bitLength(uint32_t z) { return z ? 32 - __builtin_clz(z) : 0; }
-uint32_t zigzag(int32_t v) { return v >= 0 ? uint32_t(v) << 1 : (uint32_t(-(v + 1)) << 1) | 1u; }
-int32_t unzigzag(uint32_t z) { return (z & 1u) ? -int32_t(z >> 1) - 1 : int32_t(z >> 1); }
+using detail::bitLength;
+using detail::unzigzag;
+using detail::zigzag;
 
 // One token set: d, its sizes, and per token its raw bits and z without them (z = base | raw).
 struct TokenSet {

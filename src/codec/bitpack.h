@@ -96,13 +96,6 @@ inline uint32_t zigzag(int32_t v) { return (uint32_t(v) << 1) ^ uint32_t(v >> 31
 HFPAC_HD inline int32_t unzigzag(uint32_t z) { return int32_t(z >> 1) ^ -int32_t(z & 1); }
 
 // Number of bits needed to hold v (0 for 0).
-inline int bitLength(uint32_t v) {
-  int n = 0;
-  while (v) {
-    ++n;
-    v >>= 1;
-  }
-  return n;
-}
+inline int bitLength(uint32_t v) { return v ? 32 - __builtin_clz(v) : 0; }
 
 }  // namespace hfpac::detail

@@ -181,6 +181,23 @@ GpuResult runGpu(const PatchSet& set, const CodecBenchOptions& options, const de
 #endif
 }
 
+// The best of `repeat` single-thread runs of decodeOne(i) over every patch into a.decodeSeconds;
+// false, with a.error, on the first patch that fails.
+template <class DecodeOne>
+bool timeDecodes(const PatchSet& set, int repeat, AnchorResult& a, DecodeOne decodeOne) {
+  for (int run = 0; run < std::max(1, repeat); ++run) {
+    Stopwatch watch;
+    for (size_t i = 0; i < set.rects.size(); ++i)
+      if (const hfpac::Status st = decodeOne(i); st != hfpac::Status::Ok) {
+        a.error = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+        return false;
+      }
+    const double seconds = watch.seconds();
+    if (run == 0 || seconds < a.decodeSeconds) a.decodeSeconds = seconds;
+  }
+  return true;
+}
+
 // HFPaC with 2DRBUC residual coding, measured like an anchor: one single-thread encode, the
 // best of `repeat` single-thread decodes, lossless check against the input.
 AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int repeat,
@@ -206,19 +223,11 @@ AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int re
   }
   decoded.assign(set.packed.size(), 0);
   const std::vector<hfpac::PatchOut> outs = patchOuts(set, streams, decoded.data());
-  for (int run = 0; run < std::max(1, repeat); ++run) {
-    Stopwatch watch;
-    for (size_t i = 0; i < outs.size(); ++i) {
-      const hfpac::PatchOut& o = outs[i];
-      const hfpac::Status st = hfpac::decode(o.data, o.size, o.dst, o.dstStride, o.dstCapacity);
-      if (st != hfpac::Status::Ok) {
-        a.error = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
-        return a;
-      }
-    }
-    const double seconds = watch.seconds();
-    if (run == 0 || seconds < a.decodeSeconds) a.decodeSeconds = seconds;
-  }
+  if (!timeDecodes(set, repeat, a, [&](size_t i) {
+        const hfpac::PatchOut& o = outs[i];
+        return hfpac::decode(o.data, o.size, o.dst, o.dstStride, o.dstCapacity);
+      }))
+    return a;
   a.lossless = decoded == set.packed;
   a.ok = true;
   return a;
@@ -260,20 +269,12 @@ AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options, 
     autoBytes += std::min(layered.size(), streams[i].size());
   }
   decoded.assign(set.packed.size(), 0);
-  for (int run = 0; run < std::max(1, repeat); ++run) {
-    Stopwatch watch;
-    for (size_t i = 0; i < ins.size(); ++i) {
-      const PatchRect& r = set.rects[i];
-      const hfpac::Status st = hfpac::ansDecode(streams[i].data(), streams[i].size(), decoded.data() + r.offset,
-                                                size_t(r.width), r.points());
-      if (st != hfpac::Status::Ok) {
-        a.error = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
-        return a;
-      }
-    }
-    const double seconds = watch.seconds();
-    if (run == 0 || seconds < a.decodeSeconds) a.decodeSeconds = seconds;
-  }
+  if (!timeDecodes(set, repeat, a, [&](size_t i) {
+        const PatchRect& r = set.rects[i];
+        return hfpac::ansDecode(streams[i].data(), streams[i].size(), decoded.data() + r.offset, size_t(r.width),
+                                r.points());
+      }))
+    return a;
   a.lossless = decoded == set.packed;
   a.ok = true;
   return a;

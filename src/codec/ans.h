@@ -24,9 +24,10 @@
 //
 // Contract. ansEncode never fails on valid arguments (any uint16 raster, 1..kMaxPatchSide per
 // side). ansDecode reads any byte string safely: it checks every field, every table and every
-// read against the stream's bounds, and a stream that decodes to a different number of words
-// or to a final state other than the initial one is refused: a corrupt stream is an error but
-// for a vanishing chance (the archive's tile CRC is what guarantees integrity).
+// read against the stream's bounds, and refuses a stream that decodes to a different number of
+// words or to a final state other than the initial one. Damage inside the word stream can still
+// decode to other samples (raw bits carry no redundancy; about one single-byte corruption in
+// five in the tests): the archive's tile CRC is the integrity check, as for HFPaC streams.
 #pragma once
 
 #include <cstddef>

@@ -22,4 +22,12 @@ constexpr int kAnsGpuMaxLanes = 32;
 void ansDecodeBatch(const std::vector<std::vector<uint8_t>>& streams, std::vector<std::vector<uint16_t>>& outputs,
                     std::vector<hfpac::Status>& statuses);
 
+// The decode kernel alone on a device-resident batch (CUDA events): the best of `repeat` runs,
+// in seconds, and the samples one run decodes. Streams the GPU cannot take are left out.
+struct AnsKernelTiming {
+  double seconds = 0;
+  uint64_t samples = 0, patches = 0;
+};
+AnsKernelTiming ansDecodeKernelTime(const std::vector<std::vector<uint8_t>>& streams, int repeat);
+
 }  // namespace hfgpu

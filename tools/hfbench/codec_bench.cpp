@@ -9,6 +9,7 @@
 #include "codec/ans.h"
 #include "timer.h"
 #ifdef HF_BENCH_CUDA
+#include "gpu/ans_decoder.h"
 #include "gpu_encode_bench.h"
 #endif
 
@@ -152,6 +153,44 @@ std::vector<hfpac::PatchIn> patchIns(const PatchSet& set) {
   return ins;
 }
 
+#ifdef HF_BENCH_CUDA
+// The entropy stage on the GPU (gpu/ans_decoder.h), in gpu.extra: ans_gpu_lossless (1 when the
+// GPU decode of every patch equals the input), ans_gpu_decode_pts_per_s (the kernel alone, on
+// the patches replicated to >= 64 M points like the HFPaC figures, best of `repeat`).
+void addGpuAnsFigures(const PatchSet& set, const hfpac::EncodeOptions& o, int repeat,
+                      std::map<std::string, double>& extra) {
+  hfpac::AnsOptions ao;
+  ao.hasMask = o.hasNodata;
+  ao.maskValue = o.nodata;
+  std::vector<std::vector<uint8_t>> streams(set.rects.size());
+  for (size_t i = 0; i < set.rects.size(); ++i) {
+    const PatchRect& r = set.rects[i];
+    if (hfpac::ansEncode(set.packed.data() + r.offset, size_t(r.width), r.width, r.height, set.type, streams[i], ao) !=
+        hfpac::Status::Ok)
+      return;
+  }
+  std::vector<std::vector<uint16_t>> outputs;
+  std::vector<hfpac::Status> statuses;
+  hfgpu::ansDecodeBatch(streams, outputs, statuses);
+  bool lossless = true;
+  for (size_t i = 0; i < streams.size() && lossless; ++i) {
+    const PatchRect& r = set.rects[i];
+    lossless = statuses[i] == hfpac::Status::Ok &&
+               std::equal(outputs[i].begin(), outputs[i].end(), set.packed.begin() + std::ptrdiff_t(r.offset));
+  }
+  extra["ans_gpu_lossless"] = lossless ? 1 : 0;
+  std::vector<std::vector<uint8_t>> batch;
+  for (uint64_t points = 0; points < (uint64_t(64) << 20) && !streams.empty();)
+    for (size_t i = 0; i < streams.size(); ++i) {
+      batch.push_back(streams[i]);
+      points += set.rects[i].points();
+    }
+  const hfgpu::AnsKernelTiming t = hfgpu::ansDecodeKernelTime(batch, repeat);
+  if (t.seconds > 0) extra["ans_gpu_decode_pts_per_s"] = double(t.samples) / t.seconds;
+  extra["ans_gpu_batch_points"] = double(t.samples);
+}
+#endif
+
 // GPU figures: the streams are encoded again with encodeBatch (byte-identical to the ones
 // measured above, see deterministic_mt), so runHfpac keeps its memory profile.
 GpuResult runGpu(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
@@ -169,6 +208,7 @@ GpuResult runGpu(const PatchSet& set, const CodecBenchOptions& options, const de
   GpuResult gpu = benchGpuDecode(set, streams, options.repeat);
   // ---- GPU encoder figures (gpu_encode_* in gpu.extra; tools/hfbench/gpu_encode_bench.h) ----
   addGpuEncodeFigures(ins, streams, o, options.repeat, cpuEncodePointsPerSecond, gpu.extra, gpu.error);
+  if (gpu.measured) addGpuAnsFigures(set, o, options.repeat, gpu.extra);
   return gpu;
 #else
   (void)set;

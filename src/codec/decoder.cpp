@@ -187,7 +187,6 @@ Status openStream(const uint8_t* data, size_t size, Stream& s, PatchView* view,
   const Header& h = s.h;
   s.g = makeGeometry(h);
   s.flip = h.isSigned() ? 0x8000u : 0u;
-  if (h.isStored()) s.lows = BitReader(data + kHeaderBytes, h.layer3Bytes / 4);
   if (h.isFlat() || h.isStored()) return Status::Ok;
   const Geometry& g = s.g;
   s.l2 = makeLayer2Layout(h, g);

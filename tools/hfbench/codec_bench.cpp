@@ -274,9 +274,11 @@ AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int re
 }
 
 // The entropy stage (codec/ans.h), measured like an anchor; `autoBytes` gets the per-patch
-// smaller of this and the HFPaC stream with `options` (what a per-tile codec choice stores).
-AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options, int repeat,
-                      std::vector<uint16_t>& decoded, uint64_t& autoBytes) {
+// smaller of this and the HFPaC stream (`hfpacBytes`, runHfpac's): what a per-tile codec choice
+// stores. `options` gives the DEM's nodata as the mask.
+AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options,
+                      const std::vector<uint32_t>& hfpacBytes, int repeat, std::vector<uint16_t>& decoded,
+                      uint64_t& autoBytes) {
   AnchorResult a;
   a.method = "horizontal differences, hybrid-integer tokens, interleaved rANS (codec/ans.h), " +
              std::to_string(hfpac::kAnsDefaultLanes) + " lanes, the DEM's nodata as mask";
@@ -299,15 +301,8 @@ AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options, 
     a.encodeSeconds = watch.seconds();
   }
   autoBytes = 0;
-  std::vector<uint8_t> layered;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    const hfpac::PatchIn& p = ins[i];
-    if (hfpac::encode(p.samples, p.stride, p.width, p.height, p.type, options, layered) != hfpac::Status::Ok) {
-      a.error = "hfpac encode failed on " + where(set, i);
-      return a;
-    }
-    autoBytes += std::min(layered.size(), streams[i].size());
-  }
+  for (size_t i = 0; i < ins.size() && i < hfpacBytes.size(); ++i)
+    autoBytes += std::min<uint64_t>(hfpacBytes[i], streams[i].size());
   decoded.assign(set.packed.size(), 0);
   if (!timeDecodes(set, repeat, a, [&](size_t i) {
         const PatchRect& r = set.rects[i];
@@ -372,6 +367,7 @@ bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio
     const hfpac::EncodeStats& s = stats[i];
     const std::vector<uint8_t>& stream = streams[i];
     result.compressedBytes += stream.size();
+    result.patchBytes.push_back(uint32_t(stream.size()));
     result.layer1Bytes += s.info.layer1Bytes;
     result.layer2Bytes += s.info.layer2Bytes;
     result.layer3Bytes += s.info.layer3Bytes;
@@ -523,7 +519,8 @@ InputResult benchCodecInput(const std::string& path, const CodecBenchOptions& op
     say(log, "hfpac+rbuc");
     result.rbuc = benchRbuc(set, encodeOptionsFor(options, result.dem), options.repeat, decoded);
     say(log, "hfpac+ans");
-    result.ans = benchAns(set, encodeOptionsFor(options, result.dem), options.repeat, decoded, result.autoBytes);
+    result.ans = benchAns(set, encodeOptionsFor(options, result.dem), result.hfpac.patchBytes, options.repeat, decoded,
+                          result.autoBytes);
     if (options.cuda) {
       say(log, "gpu");
       const double cpuEncodePps =

@@ -40,6 +40,7 @@ struct CodecBenchOptions {
 
 struct HfpacResult {
   uint64_t compressedBytes = 0;
+  std::vector<uint32_t> patchBytes;  // each patch's stream (for the per-patch codec choice)
   uint64_t layer1Bytes = 0, layer2Bytes = 0, layer3Bytes = 0;
   uint64_t bitsHistogram[hfpac::kMaxBits + 1] = {};
   uint64_t prominentPoints = 0;

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "anchors.h"
+#include "codec/bitpack.h"
 #include "codec/hfpac.h"
 #include "json.h"
 #include "patches.h"
@@ -22,9 +23,9 @@ constexpr int kDirectSymbols = 16;
 constexpr int kSymbols = kDirectSymbols + 14 * 4;  // bit lengths 5..18
 constexpr double kTableBitsPerSymbol = 12;
 
-int bitLength(uint32_t z) { return z ? 32 - __builtin_clz(z) : 0; }
+using hfpac::detail::bitLength;
+using hfpac::detail::zigzag;
 
-int zigzag(int32_t v) { return int(v >= 0 ? uint32_t(v) * 2u : uint32_t(-int64_t(v)) * 2u - 1u); }
 
 // Cost of one patch's residuals under the model of entropy_study.h, in bytes: one order-0
 // model per context (contexts = 1: plain order-0).
@@ -32,7 +33,7 @@ class ResidualCost {
  public:
   explicit ResidualCost(int contexts = 1) : counts_(size_t(contexts)), n_(size_t(contexts)) {}
   void add(int32_t v, int context = 0) {
-    const uint32_t z = uint32_t(zigzag(v));
+    const uint32_t z = zigzag(v);
     auto& counts = counts_[size_t(context)];
     if (z < uint32_t(kDirectSymbols)) {
       ++counts[z];
@@ -61,7 +62,7 @@ class ResidualCost {
 // 3 beyond (LOCO-I's idea: the local activity predicts the spread).
 constexpr int kActivityContexts = 4;
 int activity(int32_t leftResidual) {
-  const int z = zigzag(leftResidual);
+  const uint32_t z = zigzag(leftResidual);
   return z == 0 ? 0 : z <= 4 ? 1 : z <= 16 ? 2 : 3;
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "codec/ans.h"
 #include "test_util.h"
 
 namespace {
@@ -43,6 +44,13 @@ std::vector<uint16_t> tileSamples(int level, uint32_t x, uint32_t y) {
     for (int i = 0; i < kP; ++i)
       s[size_t(j) * kP + i] = uint16_t(int16_t(100 * level + 3 * i - 2 * j + int(rng.below(7))));
   return s;
+}
+
+// The codec tile (level, x, y) of an archive of header codec `codec` is stored in: auto
+// archives alternate hfan and hfpac tiles.
+hfa::Codec tileCodec(hfa::Codec codec, uint32_t x, uint32_t y) {
+  if (codec != hfa::Codec::Auto) return codec;
+  return (x + y) % 2 ? hfa::Codec::Hfan : hfa::Codec::Hfpac;
 }
 
 // Writes a 2-level archive of a 40 x 20 extent (level 0: 3 x 2 tiles, one left out; level 1:
@@ -96,7 +104,7 @@ std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Code
         hfa::computeTileStats(s.data(), kLog, h.sampleType, false, 0, st);
         hfa::TileEntry e;
         e.level = uint8_t(level);
-        e.codec = codec;
+        e.codec = tileCodec(codec, x, y);
         e.x = x;
         e.y = y;
         e.minSample = st.minSample;
@@ -108,6 +116,8 @@ std::string writeArchive(const fs::path& dir, const std::string& name, hfa::Code
             payload.push_back(uint8_t(v));
             payload.push_back(uint8_t(v >> 8));
           }
+        } else if (e.codec == hfa::Codec::Hfan) {
+          EXPECT_EQ(hfpac::ansEncode(s.data(), kP, kP, kP, h.sampleType, payload), hfpac::Status::Ok);
         } else {
           hfpac::EncodeOptions eo;
           eo.rbuc = codec == hfa::Codec::HfpacRbuc;
@@ -159,9 +169,10 @@ int openAndDecodeAll(const std::string& path, std::string& first_error) {
   return errors;
 }
 
-TEST(Archive, RoundTripHfpacRbucAndRaw) {
+TEST(Archive, RoundTripOfEveryCodec) {
   const fs::path dir = tempDir();
-  for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::HfpacRbuc, hfa::Codec::Raw}) {
+  for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::HfpacRbuc, hfa::Codec::Raw, hfa::Codec::Hfan,
+                           hfa::Codec::Auto}) {
     const std::string path = writeArchive(dir, std::string("rt_") + hfa::codecName(codec) + ".hfa", codec);
     hfa::ArchiveReader r;
     std::string error;
@@ -184,7 +195,19 @@ TEST(Archive, RoundTripHfpacRbucAndRaw) {
           ASSERT_GE(i, 0);
           ASSERT_TRUE(r.decodeTile(size_t(i), buf.data(), error)) << error;
           EXPECT_EQ(buf, tileSamples(level, x, y));
-          EXPECT_EQ(r.tiles()[size_t(i)].codec, codec);
+          EXPECT_EQ(r.tiles()[size_t(i)].codec, tileCodec(codec, x, y));
+          if (r.tiles()[size_t(i)].codec == hfa::Codec::Hfan) {
+            // No layers: every layer count and the progressive loader decode it exactly, whole.
+            std::fill(buf.begin(), buf.end(), uint16_t(0));
+            ASSERT_TRUE(r.decodeTile(size_t(i), buf.data(), error, hfpac::Layers::L1)) << error;
+            EXPECT_EQ(buf, tileSamples(level, x, y));
+            bool exact = false;
+            uint32_t bytesRead = 0;
+            ASSERT_TRUE(r.decodeTileLossy(size_t(i), buf.data(), exact, bytesRead, error)) << error;
+            EXPECT_TRUE(exact);
+            EXPECT_EQ(bytesRead, r.tiles()[size_t(i)].size);
+            EXPECT_EQ(buf, tileSamples(level, x, y));
+          }
           if (codec == hfa::Codec::HfpacRbuc) {  // the payload really is a 2DRBUC stream
             const uint8_t* data;
             size_t size;
@@ -555,6 +578,46 @@ TEST(Archive, StaleTemporaryFilesAreRemovedByTheNextWriter) {
   EXPECT_TRUE(fs::exists(other));
   w.abort();
   ::close(heldFd);
+  fs::remove_all(dir);
+}
+
+// "auto" names the header's mix of hfpac and hfan tiles; no index entry may claim it, nor a
+// codec beyond hfan (checksums made valid, so the codec check itself answers).
+TEST(Archive, AutoIsAHeaderCodecOnly) {
+  const fs::path dir = tempDir();
+  hfa::ArchiveWriter w;
+  hfa::Header h;
+  h.tileLog = kLog;
+  h.codec = hfa::Codec::Auto;
+  h.width = h.height = kP;
+  std::string error;
+  ASSERT_TRUE(w.open((dir / "w.hfa").string(), h, 1, error)) << error;
+  hfa::TileEntry e;
+  e.codec = hfa::Codec::Auto;
+  e.lodError.assign(kLog + 1, 0.f);
+  const uint8_t payload[8] = {};
+  EXPECT_FALSE(w.addTile(e, payload, sizeof payload, error));
+  EXPECT_NE(error.find("tile codec auto"), std::string::npos) << error;
+  w.abort();
+
+  const std::vector<uint8_t> good = readFile(writeArchive(dir, "auto.hfa", hfa::Codec::Auto));
+  auto get32 = [](const uint8_t* p) { return uint32_t(p[0] | p[1] << 8 | p[2] << 16 | uint32_t(p[3]) << 24); };
+  auto put32 = [](uint8_t* p, uint32_t v) {
+    for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
+  };
+  for (uint8_t codec : {uint8_t(4), uint8_t(5), uint8_t(255)}) {
+    std::vector<uint8_t> bad = good;
+    const uint64_t index = get32(&bad[160]) | uint64_t(get32(&bad[164])) << 32;  // kOffIndexOffset
+    bad[size_t(index) + 1] = codec;                                              // entry 0's codec
+    const uint64_t indexEnd = index + uint64_t(get32(&bad[156])) * get32(&bad[36]);
+    put32(&bad[172], hfa::crc32(&bad[256], size_t(indexEnd - 256)));  // index CRC (from the strings)
+    put32(&bad[252], hfa::crc32(bad.data(), 252));                    // header CRC
+    const std::string path = (dir / "bad.hfa").string();
+    writeFile(path, bad.data(), bad.size());
+    hfa::ArchiveReader r;
+    EXPECT_FALSE(r.open(path, error));
+    EXPECT_NE(error.find("unknown codec " + std::to_string(codec)), std::string::npos) << error;
+  }
   fs::remove_all(dir);
 }
 

@@ -70,7 +70,7 @@ const std::string kDem = HF_SHARED_DEM_DIR;
                    hfpack::PackOptions base = hfpack::PackOptions()) {
   std::string error;
   std::vector<std::string> paths;
-  const hfa::Codec codecs[] = {hfa::Codec::Hfpac, hfa::Codec::Raw, hfa::Codec::HfpacRbuc};
+  const hfa::Codec codecs[] = {hfa::Codec::Hfpac, hfa::Codec::Raw, hfa::Codec::HfpacRbuc, hfa::Codec::Auto};
   for (hfa::Codec codec : codecs) {
     hfpack::PackOptions o = base;
     o.inputs = inputs;
@@ -113,7 +113,12 @@ const std::string kDem = HF_SHARED_DEM_DIR;
                   x.lodError == y.lodError)
           << stem << " " << hfa::codecName(codecs[k]) << " tile " << i;
       EXPECT_EQ(x.codec, hfa::Codec::Hfpac);
-      EXPECT_EQ(y.codec, codecs[k]);
+      if (codecs[k] == hfa::Codec::Auto) {  // each tile the smaller of hfpac and hfan
+        EXPECT_TRUE(y.codec == hfa::Codec::Hfpac || y.codec == hfa::Codec::Hfan) << int(y.codec);
+        EXPECT_LE(y.size, x.size) << stem << " tile " << i;
+      } else {
+        EXPECT_EQ(y.codec, codecs[k]);
+      }
     }
   }
 }
@@ -393,7 +398,7 @@ TEST(HfpackCli, BadCommandLines) {
   expectError(runCmd(src + out + " --patch abc", dir), "not an integer", dir);
   expectError(runCmd(src + out + " --segment 7", dir), "--segment 7", dir);
   expectError(runCmd(src + out + " --bits 17", dir), "--bits: 17: must be auto or 0..16", dir);
-  expectError(runCmd(src + out + " --codec zip", dir), "--codec: zip not in {hfpac,hfpac+rbuc,raw}", dir);
+  expectError(runCmd(src + out + " --codec zip", dir), "--codec: zip not in {hfpac,hfpac+rbuc,hfan,auto,raw}", dir);
   expectError(runCmd(src + out + " --gpu-batch 0", dir), "--gpu-batch", dir);
   expectError(runCmd(src + out + " --device tpu", dir), "--device: tpu not in {cpu,cuda}", dir);
   expectError(runCmd(src + out + " --nodata maybe", dir), "--nodata: maybe not in {fill,keep}", dir);
@@ -722,7 +727,10 @@ void expectSameContent(const std::string& pa, const std::string& pb) {
     EXPECT_TRUE(e.level == f.level && e.x == f.x && e.y == f.y && e.flags == f.flags && e.minSample == f.minSample &&
                 e.maxSample == f.maxSample && e.filled == f.filled && e.lodError == f.lodError)
         << pb << " " << a.tileName(i);
-    EXPECT_EQ(f.codec, y.codec) << pb << " " << b.tileName(i);
+    if (y.codec == hfa::Codec::Auto)
+      EXPECT_TRUE(f.codec == hfa::Codec::Hfpac || f.codec == hfa::Codec::Hfan) << pb << " " << b.tileName(i);
+    else
+      EXPECT_EQ(f.codec, y.codec) << pb << " " << b.tileName(i);
     ASSERT_TRUE(a.decodeTile(i, sa.data(), error)) << error;
     ASSERT_TRUE(b.decodeTile(i, sb.data(), error)) << error;
     ASSERT_EQ(sa, sb) << pb << " " << a.tileName(i);
@@ -800,7 +808,10 @@ TEST(HfpackTranscode, RoundTripsRestoreTheArchive) {
     in.close();
 
     const std::pair<hfa::Codec, const char*> via[] = {{hfa::Codec::Raw, ".raw.hfa"},
-                                                      {hfa::Codec::HfpacRbuc, ".rbuc.hfa"}};
+                                                      {hfa::Codec::HfpacRbuc, ".rbuc.hfa"},
+                                                      {hfa::Codec::Hfan, ".hfan.hfa"},
+                                                      {hfa::Codec::Auto, ".auto.hfa"}};
+    uint64_t hfanPayload = 0;
     for (const auto& v : via) {
       hfpack::TranscodeResult tr;
       ASSERT_TRUE(hfpack::transcode(transcodeOptions(stem + ".hfa", stem + v.second, v.first), tr, error)) << error;
@@ -812,9 +823,25 @@ TEST(HfpackTranscode, RoundTripsRestoreTheArchive) {
       hfa::ArchiveReader r;
       ASSERT_TRUE(r.open(stem + v.second, error)) << error;
       EXPECT_EQ(r.header().codec, v.first);
-      EXPECT_EQ(r.header().codecOptions, v.first == hfa::Codec::Raw ? "" : "segment=9 rbuc");
+      const char* options = v.first == hfa::Codec::Raw    ? ""
+                            : v.first == hfa::Codec::Hfan ? "lanes=8"
+                            : v.first == hfa::Codec::Auto ? "segment=9 bits=auto lanes=8"
+                                                          : "segment=9 rbuc";
+      EXPECT_EQ(r.header().codecOptions, options);
       if (v.first == hfa::Codec::Raw) {
         EXPECT_EQ(tr.payloadBytes, tr.rawBytes);
+      }
+      uint64_t hfanTiles = 0;
+      for (const hfa::TileEntry& e : r.tiles()) hfanTiles += e.codec == hfa::Codec::Hfan;
+      EXPECT_EQ(hfanTiles, tr.hfanTiles);
+      if (v.first == hfa::Codec::Hfan) {
+        EXPECT_EQ(hfanTiles, tr.tiles);
+        hfanPayload = tr.payloadBytes;
+      }
+      if (v.first == hfa::Codec::Auto) {  // the per-tile smaller: below both pure archives
+        EXPECT_LE(tr.payloadBytes, tr.inputPayloadBytes);
+        EXPECT_LE(tr.payloadBytes, hfanPayload);
+        EXPECT_GT(hfanTiles, 0u);
       }
       const std::string back = stem + v.second + ".hfpac.hfa";
       ASSERT_TRUE(hfpack::transcode(transcodeOptions(stem + v.second, back, hfa::Codec::Hfpac), tr, error)) << error;

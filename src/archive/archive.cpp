@@ -17,6 +17,8 @@ const char* codecName(Codec c) {
     case Codec::Raw: return "raw";
     case Codec::Hfpac: return "hfpac";
     case Codec::HfpacRbuc: return "hfpac+rbuc";
+    case Codec::Hfan: return "hfan";
+    case Codec::Auto: return "auto";
   }
   return "unknown";
 }
@@ -25,6 +27,8 @@ bool parseCodec(const std::string& s, Codec& c) {
   if (s == "raw") c = Codec::Raw;
   else if (s == "hfpac") c = Codec::Hfpac;
   else if (s == "hfpac+rbuc") c = Codec::HfpacRbuc;
+  else if (s == "hfan") c = Codec::Hfan;
+  else if (s == "auto") c = Codec::Auto;
   else return false;
   return true;
 }

@@ -40,9 +40,14 @@ constexpr uint32_t kEntryFixedBytes = 40;  // index entry without its error arra
 constexpr int kMinTileLog = 1, kMaxTileLog = 12;  // p = 3 .. 4097
 constexpr int kMaxLevels = 32;
 
-enum class Codec : uint8_t { Raw = 0, Hfpac = 1, HfpacRbuc = 2 };
-const char* codecName(Codec c);                      // "raw", "hfpac", "hfpac+rbuc"
-bool parseCodec(const std::string& s, Codec& c);     // accepts the names above
+// Height codecs (docs/archive.md 2.4). Hfan is the entropy-coded stream of codec/ans.h
+// (lossless only, no layers). Auto is a header value only: each tile is hfpac or hfan,
+// whichever was smaller, and its index entry says which.
+enum class Codec : uint8_t { Raw = 0, Hfpac = 1, HfpacRbuc = 2, Hfan = 3, Auto = 4 };
+const char* codecName(Codec c);                   // "raw", "hfpac", "hfpac+rbuc", "hfan", "auto"
+bool parseCodec(const std::string& s, Codec& c);  // accepts the names above
+// True for the codecs whose payload is an HFPaC stream (hfpac, hfpac+rbuc).
+inline bool isHfpacCodec(Codec c) { return c == Codec::Hfpac || c == Codec::HfpacRbuc; }
 
 // Header flags.
 enum : uint32_t {
@@ -196,8 +201,9 @@ class ArchiveWriter {
   // removed here.
   bool open(const std::string& path, const Header& header, size_t maxTiles, std::string& error,
             const ImageryHeader* imagery = nullptr, size_t maxImageryTiles = 0);
-  // Appends one payload. Not thread-safe: callers serialise. entry.offset/size/crc/codec are
-  // filled here; the other fields are the caller's.
+  // Appends one payload. Not thread-safe: callers serialise. entry.offset/size/crc are filled
+  // here; the other fields are the caller's (codec: raw, hfpac, hfpac+rbuc or hfan; an auto
+  // archive's tiles each say theirs).
   bool addTile(TileEntry entry, const uint8_t* payload, size_t size, std::string& error);
   // Appends one imagery payload (open() with imagery). Same rules as addTile.
   bool addImageryTile(ImageryEntry entry, const uint8_t* payload, size_t size, std::string& error);

@@ -17,6 +17,7 @@
 
 #include "archive/archive.h"
 #include "archive/format.h"
+#include "codec/ans.h"
 
 namespace hfa {
 
@@ -191,7 +192,7 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
     return fail("corrupt header (tile size 2^" + std::to_string(hd.tileLog) + "+1)");
   if (hd.levels < 1 || hd.levels > kMaxLevels)
     return fail("corrupt header (" + std::to_string(hd.levels) + " levels)");
-  if (codec > uint8_t(Codec::HfpacRbuc)) return fail("unknown codec " + std::to_string(codec));
+  if (codec > uint8_t(Codec::Auto)) return fail("unknown codec " + std::to_string(codec));
   hd.codec = Codec(codec);
   if (type > 1) return fail("corrupt header (sample type " + std::to_string(type) + ")");
   hd.sampleType = hfpac::SampleType(type);
@@ -249,7 +250,7 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
                                               : a.x < e.x;
       if (!ordered) return fail(name + ": tile index not sorted by (level, y, x)");
     }
-    if (e.codec != Codec::Raw && e.codec != Codec::Hfpac && e.codec != Codec::HfpacRbuc)
+    if (uint8_t(e.codec) > uint8_t(Codec::Hfan))  // auto names the header's mix, never a tile
       return fail(name + ": unknown codec " + std::to_string(int(e.codec)));
     if (e.codec == Codec::Raw && e.size != raw_size) return fail(name + ": raw payload size");
     if (e.offset < payload_offset || e.offset > file_size || e.size > file_size - e.offset)
@@ -450,7 +451,7 @@ bool ArchiveReader::copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uin
   // stays zero: readInfo and the L12 decode read nothing past layer 2 (a masked stream's mask
   // value is the first word of layer 2), all inside `out`.
   uint8_t head[hfpac::kHeaderBytes] = {};
-  const bool haveHead = e.size >= sizeof head && e.codec != Codec::Raw;
+  const bool haveHead = e.size >= sizeof head && isHfpacCodec(e.codec);  // raw, hfan: no layers
   if (haveHead && !guardedCopy(head, map_ + e.offset, sizeof head)) {
     error = changedOnDisk(tileName(tile));
     return false;
@@ -569,6 +570,20 @@ bool ArchiveReader::decodeBytes(size_t tile, const std::vector<uint8_t>& bytes, 
       return false;
     }
     for (size_t i = 0; i < n; ++i) dst[i] = get16(data + 2 * i);
+    return true;
+  }
+  if (e.codec == Codec::Hfan) {  // lossless only: every layer count decodes exactly
+    hfpac::AnsInfo info;
+    hfpac::Status s = hfpac::ansReadInfo(data, size, info);
+    if (s == hfpac::Status::Ok && (info.width != p || info.height != p || info.type != header_.sampleType)) {
+      error = tileName(tile) + ": patch geometry or sample type disagrees with the header";
+      return false;
+    }
+    if (s == hfpac::Status::Ok) s = hfpac::ansDecode(data, size, dst, size_t(p), n);
+    if (s != hfpac::Status::Ok) {
+      error = tileName(tile) + ": " + hfpac::statusMessage(s);
+      return false;
+    }
     return true;
   }
   hfpac::PatchInfo info;

@@ -172,6 +172,10 @@ bool ArchiveWriter::addTile(TileEntry entry, const uint8_t* payload, size_t size
     error = "more tiles than reserved in the index";
     return false;
   }
+  if (uint8_t(entry.codec) > uint8_t(Codec::Hfan)) {  // auto is the header's, never a tile's
+    error = "tile codec " + std::string(codecName(entry.codec)) + " cannot be stored in an index entry";
+    return false;
+  }
   if (!appendPayload(payload, size, "tile", entry.offset, entry.size, entry.crc, error)) return false;
   entries_.push_back(std::move(entry));
   return true;

@@ -3,6 +3,8 @@
 
 #include <exception>
 
+#include "codec/ans.h"
+
 #ifdef HFPACK_CUDA
 #include "gpu/encoder.h"
 #endif
@@ -35,9 +37,13 @@ bool checkEncodeOptions(int segment, int bits, const std::string& device, int gp
 }
 
 std::string codecOptionsText(hfa::Codec codec, int segment, int bits) {
+  const std::string lanes = "lanes=" + std::to_string(hfpac::kAnsDefaultLanes);
   if (codec == hfa::Codec::Raw) return "";
+  if (codec == hfa::Codec::Hfan) return lanes;
   if (codec == hfa::Codec::HfpacRbuc) return "segment=" + std::to_string(segment) + " rbuc";
-  return "segment=" + std::to_string(segment) + " bits=" + (bits < 0 ? std::string("auto") : std::to_string(bits));
+  const std::string hfpacText =
+      "segment=" + std::to_string(segment) + " bits=" + (bits < 0 ? std::string("auto") : std::to_string(bits));
+  return codec == hfa::Codec::Auto ? hfpacText + " " + lanes : hfpacText;
 }
 
 hfpac::EncodeOptions encodeOptions(hfa::Codec codec, int segment, int bits, bool hasNodata,
@@ -65,6 +71,8 @@ TileEncoder::TileEncoder(hfa::Codec codec, const hfpac::EncodeOptions& options,
   if (device != "cuda") return;
   if (codec == hfa::Codec::Raw) {
     fallBack("--device cuda: codec raw encodes nothing; packing on the CPU");
+  } else if (codec == hfa::Codec::Hfan) {
+    fallBack("--device cuda: the GPU encoder has no HFAN (codec hfan); encoding on the CPU instead");
   } else if (codec == hfa::Codec::HfpacRbuc) {
     fallBack("--device cuda: the GPU encoder has no 2DRBUC (codec hfpac+rbuc); encoding on the CPU instead");
   } else {
@@ -92,6 +100,20 @@ void TileEncoder::fallBack(const std::string& why) {
   if (onNote_) onNote_(why);
 }
 
+hfpac::Status TileEncoder::encodeAns(const uint16_t* tile, std::vector<uint8_t>& out) const {
+  hfpac::AnsOptions ao;
+  ao.hasMask = options_.hasNodata;  // nodata kept: masked as HFPaC masks it
+  ao.maskValue = options_.nodata;
+  return hfpac::ansEncode(tile, size_t(p_), p_, p_, type_, out, ao);
+}
+
+void TileEncoder::keepSmaller(Batch& out, size_t i, std::vector<uint8_t>& ans) {
+  if (ans.empty() || ans.size() >= out.payloads[i].size()) return;
+  out.payloads[i].swap(ans);
+  out.codecs[i] = hfa::Codec::Hfan;
+  out.stats[i] = hfpac::EncodeStats();  // no layers
+}
+
 void TileEncoder::encodeOnCpu(const uint16_t* tile, Batch& out, size_t i) const {
   const size_t samples = size_t(p_) * size_t(p_);
   std::vector<uint8_t>& payload = out.payloads[i];
@@ -101,8 +123,15 @@ void TileEncoder::encodeOnCpu(const uint16_t* tile, Batch& out, size_t i) const 
       payload[2 * k] = uint8_t(tile[k]);
       payload[2 * k + 1] = uint8_t(tile[k] >> 8);
     }
+  } else if (codec_ == hfa::Codec::Hfan) {
+    out.statuses[i] = encodeAns(tile, payload);
   } else {
     out.statuses[i] = hfpac::encode(tile, size_t(p_), p_, p_, type_, options_, payload, &out.stats[i]);
+    if (codec_ == hfa::Codec::Auto && out.statuses[i] == hfpac::Status::Ok) {
+      std::vector<uint8_t> ans;
+      out.statuses[i] = encodeAns(tile, ans);
+      keepSmaller(out, i, ans);
+    }
   }
 }
 
@@ -112,7 +141,12 @@ void TileEncoder::encode(const std::vector<const uint16_t*>& tiles,
   out.payloads.assign(n, std::vector<uint8_t>());
   out.stats.assign(n, hfpac::EncodeStats());
   out.statuses.assign(n, hfpac::Status::Ok);
+  // Auto's tiles start as hfpac and become hfan where that is smaller.
+  out.codecs.assign(n, codec_ == hfa::Codec::Auto ? hfa::Codec::Hfpac : codec_);
   const bool on_gpu = gpu_ != nullptr;
+  // Auto on the GPU: the HFAN streams, coded on the CPU threads while the GPU codes HFPaC.
+  std::vector<std::vector<uint8_t>> ans(on_gpu && codec_ == hfa::Codec::Auto ? n : 0);
+  std::vector<hfpac::Status> ansStatus(ans.size(), hfpac::Status::Ok);
 #ifdef HFPACK_CUDA
   // GPU: one encodeHost call for the whole batch on a helper thread while the CPU threads do
   // cpuWork. A CUDA failure falls back to the CPU for this batch and every later one.
@@ -141,6 +175,7 @@ void TileEncoder::encode(const std::vector<const uint16_t*>& tiles,
   parallelFor(n, threads_, [&](size_t i) {
     if (cpuWork) cpuWork(i);
     if (!on_gpu) encodeOnCpu(tiles[i], out, i);
+    else if (!ans.empty()) ansStatus[i] = encodeAns(tiles[i], ans[i]);
   });
 #ifdef HFPACK_CUDA
   if (on_gpu) {
@@ -152,9 +187,14 @@ void TileEncoder::encode(const std::vector<const uint16_t*>& tiles,
       parallelFor(n, threads_, [&](size_t i) { encodeOnCpu(tiles[i], out, i); });
     } else {
       gpuBatches_ += 1;
-      for (size_t i = 0; i < n; ++i)  // layer sizes for the summary (O(1) per stream)
+      for (size_t i = 0; i < n; ++i) {  // layer sizes for the summary (O(1) per stream)
         if (hfpac::readInfo(out.payloads[i].data(), out.payloads[i].size(), out.stats[i].info) != hfpac::Status::Ok)
           out.statuses[i] = hfpac::Status::InvalidArgument;
+        if (!ans.empty()) {
+          if (ansStatus[i] != hfpac::Status::Ok) out.statuses[i] = ansStatus[i];
+          keepSmaller(out, i, ans[i]);
+        }
+      }
     }
   }
 #endif

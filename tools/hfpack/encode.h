@@ -1,10 +1,13 @@
 // encode.h - tile encoding shared by pack and transcode (internal to hfpack_lib).
 //
 // TileEncoder turns batches of p x p tiles into payloads of one archive codec: on the CPU
-// threads (hfpac::encode, or little-endian samples for raw) or, with --device cuda in a build
-// with the GPU codec (HFPACK_CUDA), with one hfgpu::BatchEncoder::encodeHost call per batch.
-// The GPU streams are byte-identical to hfpac::encode's, so the device never changes a payload.
-// --device cuda that cannot be honoured (raw, hfpac+rbuc, no GPU codec in this build, no
+// threads (hfpac::encode, hfpac::ansEncode for hfan, or little-endian samples for raw) or, with
+// --device cuda in a build with the GPU codec (HFPACK_CUDA), with one
+// hfgpu::BatchEncoder::encodeHost call per batch. The GPU streams are byte-identical to
+// hfpac::encode's, so the device never changes a payload. Codec auto codes every tile both ways
+// (HFPaC on the GPU when it is used, HFAN on the CPU threads meanwhile) and keeps the smaller
+// (ties: hfpac, which has layers and the GPU decoder); Batch::codecs says which.
+// --device cuda that cannot be honoured (raw, hfpac+rbuc, hfan, no GPU codec in this build, no
 // device, a CUDA failure midway) falls back to the CPU and reports a note; it is never an error.
 #pragma once
 
@@ -47,7 +50,8 @@ bool checkEncodeOptions(int segment, int bits, const std::string& device, int gp
                         std::string& error);
 
 // What the header's codecOptions records for these options: "segment=9 bits=auto",
-// "segment=9 rbuc" (2DRBUC ignores bits), "" for raw.
+// "segment=9 rbuc" (2DRBUC ignores bits), "lanes=8" (hfan), "segment=9 bits=auto lanes=8"
+// (auto), "" for raw.
 std::string codecOptionsText(hfa::Codec codec, int segment, int bits);
 
 // The codec's options for one archive: `nodata` is masked when hasNodata (--nodata keep).
@@ -72,8 +76,9 @@ class TileEncoder {
 
   struct Batch {
     std::vector<std::vector<uint8_t>> payloads;
-    std::vector<hfpac::EncodeStats> stats;  // layer sizes (info) for the hfpac codecs
+    std::vector<hfpac::EncodeStats> stats;  // layer sizes (info) of hfpac payloads (zero for hfan)
     std::vector<hfpac::Status> statuses;    // Ok, or why tile i failed
+    std::vector<hfa::Codec> codecs;         // what payload i is (the index entry's codec)
   };
   // Encodes tiles[i] (tileSize^2 samples, stride tileSize) into out.payloads[i]. cpuWork(i), if
   // given, runs once for every i on the CPU threads (on the GPU path while the GPU encodes, so
@@ -83,6 +88,9 @@ class TileEncoder {
 
  private:
   void encodeOnCpu(const uint16_t* tile, Batch& out, size_t i) const;
+  hfpac::Status encodeAns(const uint16_t* tile, std::vector<uint8_t>& out) const;
+  // Codec auto: payload i becomes `ans` if that is smaller.
+  static void keepSmaller(Batch& out, size_t i, std::vector<uint8_t>& ans);
   void fallBack(const std::string& why);
   hfa::Codec codec_;
   hfpac::EncodeOptions options_;

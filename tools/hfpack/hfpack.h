@@ -75,6 +75,7 @@ struct PackResult {
   int sourceWidth = 0, sourceHeight = 0;
   uint64_t tiles = 0, rawBytes = 0, payloadBytes = 0, fileBytes = 0;
   uint64_t layerBytes[3] = {0, 0, 0};  // hfpac layer 1/2/3 bytes over all tiles
+  uint64_t hfanTiles = 0;              // tiles stored as hfan (codec hfan, or auto's choice)
   uint64_t filledSamples = 0, validSamples = 0, sourceSamples = 0;
   double seconds = 0;
   long peakRssKiB = 0;
@@ -167,7 +168,8 @@ struct TranscodeOptions {
 
 struct TranscodeResult {
   uint64_t tiles = 0, rawBytes = 0, inputPayloadBytes = 0, payloadBytes = 0, fileBytes = 0;
-  uint64_t layerBytes[3] = {0, 0, 0};
+  uint64_t layerBytes[3] = {0, 0, 0};  // hfpac layer 1/2/3 bytes over the re-encoded tiles
+  uint64_t hfanTiles = 0;              // re-encoded tiles stored as hfan
   hfa::Codec inputCodec = hfa::Codec::Hfpac;
   double seconds = 0;
   long peakRssKiB = 0;

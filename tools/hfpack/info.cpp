@@ -84,8 +84,13 @@ bool info(const std::string& path, FILE* out, std::string& error) {
   }
   fprintf(out, "  total %zu tiles, %" PRIu64 " payload bytes, ratio %.3f\n", r.tiles().size(), total_payload,
           total_payload ? double(total_raw) / double(total_payload) : 0.0);
-  if (h.codec == hfa::Codec::Hfpac) {
-    fprintf(out, "  b histogram (tiles):");
+  if (h.codec == hfa::Codec::Auto) {
+    uint64_t hfan = 0;
+    for (const hfa::TileEntry& e : r.tiles()) hfan += e.codec == hfa::Codec::Hfan;
+    fprintf(out, "  auto        %" PRIu64 " tiles hfpac, %" PRIu64 " hfan\n", uint64_t(r.tiles().size()) - hfan, hfan);
+  }
+  if (h.codec == hfa::Codec::Hfpac || h.codec == hfa::Codec::Auto) {
+    fprintf(out, "  b histogram (%stiles):", h.codec == hfa::Codec::Auto ? "hfpac " : "");
     for (int b = 0; b <= 16; ++b)
       if (bhist[b]) fprintf(out, " b=%d:%" PRIu64, b, bhist[b]);
     fprintf(out, " per-area-b:%" PRIu64 " flat:%" PRIu64 " stored:%" PRIu64 "\n", per_area, flat, stored);

@@ -2,7 +2,7 @@
 // (tools/cli/cli.h; `hfpack --help` lists every option).
 //
 //   hfpack INPUT... -o OUT.hfa [--patch 129] [--segment 9] [--bits auto|N]
-//          [--codec hfpac|hfpac+rbuc|raw] [--levels N] [--vertical-scale M] [--vertical-offset O]
+//          [--codec hfpac|hfpac+rbuc|hfan|auto|raw] [--levels N] [--vertical-scale M] [--vertical-offset O]
 //          [--spacing X[,Y]] [-a_srs SRS] [-a_ullr ULX ULY LRX LRY] [--nodata fill|keep]
 //          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--band B] [--t_srs SRS]
 //          [--imagery RASTER... [--imagery-quality 90] [--imagery-codec jpeg|raw|bc1]
@@ -11,14 +11,14 @@
 //          [--config KEY VALUE] [-q]
 //   hfpack info ARCHIVE
 //   hfpack verify ARCHIVE [--source INPUT...] [--threads N] [--config KEY VALUE] [-q]
-//   hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9] [--bits auto|N]
+//   hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|hfan|auto|raw [--segment 9] [--bits auto|N]
 //          [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]
 //          [--imagery-codec jpeg|raw|bc1 [--imagery-quality Q] [--imagery-bc1 quality|fast]]
 //   hfpack transcode IN.hfa OUT.hfa --imagery-codec jpeg|raw|bc1 ...   (the heights copied as they are)
 //
 // Errors: one line starting "Error:", exit status 1, no output file left behind.
 // --device cuda that cannot be honoured (no GPU codec in this build, no device, codec
-// hfpac+rbuc or raw) is not an error: a "Note:" line says so and the CPU encodes. With
+// hfpac+rbuc, hfan or raw) is not an error: a "Note:" line says so and the CPU encodes. With
 // --imagery, --device cuda also codes the JPEG imagery tiles on the GPU (same fallback).
 // Built without GDAL (HF_WITH_GDAL=OFF, for the GPU machine) the only input is one .hfr dump
 // (`hfbench dump`); --t_srs and --config are then refused.
@@ -54,7 +54,7 @@ const char* kDescription =
     "  hfpack info ARCHIVE\n"
     "  hfpack verify ARCHIVE [--source INPUT... [-a_srs SRS] [-a_ullr ...] [--t_srs SRS]]\n"
     "         [--imagery RASTER... [--imagery-resampling R]] [--threads N] [-q]\n"
-    "  hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|raw [--segment 9]\n"
+    "  hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|hfan|auto|raw [--segment 9]\n"
     "         [--bits auto|N] [--threads N] [--device cpu|cuda] [--gpu-batch N] [--verify] [-q]\n"
     "         [--imagery-codec jpeg|raw|bc1 [--imagery-quality Q] [--imagery-bc1 quality|fast]]\n"
     "  hfpack transcode IN.hfa OUT.hfa --imagery-codec jpeg|raw|bc1 [--imagery-quality Q]\n"
@@ -76,6 +76,10 @@ const char* kFooter =
     "  without georeferencing is stretched over the DEM's extent (with a warning). The list of\n"
     "  rasters ends at the next option. verify --imagery compares every imagery tile with the\n"
     "  warped rasters (PSNR); verify always checks the imagery tiles' checksums and decoding.\n"
+    "\n"
+    "  Codecs: hfpac (layered, progressive, O(1) random access; the default), hfpac+rbuc\n"
+    "  (2DRBUC residuals), hfan (entropy-coded differences, lossless only), auto (each tile hfpac\n"
+    "  or hfan, whichever is smaller: the smallest archive), raw (uncompressed samples).\n"
     "\n"
     "  transcode re-encodes every tile of IN.hfa with another codec and keeps everything else\n"
     "  (levels, tiles, georeferencing, nodata, vertical scale, per-tile min/max and LOD errors).\n"
@@ -279,7 +283,7 @@ int main(int argc, char** argv) {
       ->type_name("N")->transform(kInt)->check(CLI::Range(0, 1 << 24))->group(g);
 
   g = "Height coding (pack, transcode)";
-  app.add_option("--codec", codec, "the height tiles' codec")->check(CLI::IsMember({"hfpac", "hfpac+rbuc", "raw"}))
+  app.add_option("--codec", codec, "the height tiles' codec")->check(CLI::IsMember({"hfpac", "hfpac+rbuc", "hfan", "auto", "raw"}))
       ->group(g);
   app.add_option("--segment", po.segment, "HFPaC segment size: 5, 9, 17, 33 or auto (0: try all)")
       ->type_name("auto|N")->transform(autoOr(0))->group(g);
@@ -383,7 +387,7 @@ int main(int argc, char** argv) {
     if (!po.output.empty()) positional.push_back(po.output);  // -o OUT works too
     if (positional.size() != 2) return fail("hfpack transcode takes IN.hfa OUT.hfa (and --codec and/or --imagery-codec)");
     if (!codec_given && !imagery_codec_given)
-      return fail("hfpack transcode needs --codec hfpac, hfpac+rbuc or raw (heights), --imagery-codec jpeg, raw or bc1 (imagery), or both");
+      return fail("hfpack transcode needs --codec hfpac, hfpac+rbuc, hfan, auto or raw (heights), --imagery-codec jpeg, raw or bc1 (imagery), or both");
     if (!imagery_codec_given && !imagery_coding.empty())
       return fail(imagery_coding + " needs --imagery-codec in hfpack transcode (without it the imagery is copied as it is)");
     to.input = positional[0];

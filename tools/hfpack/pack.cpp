@@ -285,7 +285,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
       }
       hfa::TileEntry e;
       e.level = uint8_t(t.level);
-      e.codec = o.codec;
+      e.codec = batch.codecs[i];
       e.x = t.x;
       e.y = t.y;
       e.flags = uint16_t((t.filled ? hfa::kTileFilled : 0) | (stats[i].hasNodata ? hfa::kTileHasNodata : 0));
@@ -299,6 +299,7 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
       ++ls.tiles;
       ls.rawBytes += tile_samples * 2;
       ls.payloadBytes += payloads[i].size();
+      result.hfanTiles += batch.codecs[i] == hfa::Codec::Hfan;
       if (o.codec != hfa::Codec::Raw) {
         result.layerBytes[0] += enc_stats[i].info.layer1Bytes;
         result.layerBytes[1] += enc_stats[i].info.layer2Bytes;
@@ -428,9 +429,14 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
             human(double(result.rawBytes)).c_str(), human(double(result.payloadBytes)).c_str(),
             result.payloadBytes ? double(result.rawBytes) / double(result.payloadBytes) : 0.0,
             human(double(result.fileBytes)).c_str());
-    if (o.codec != hfa::Codec::Raw)
-      fprintf(f, "  layers: L1 %s, L2 %s, L3 %s\n", human(double(result.layerBytes[0])).c_str(),
-              human(double(result.layerBytes[1])).c_str(), human(double(result.layerBytes[2])).c_str());
+    if (o.codec == hfa::Codec::Auto)
+      fprintf(f, "  auto: %llu tile%s hfpac, %llu hfan (the smaller of the two per tile)\n",
+              (unsigned long long)(result.tiles - result.hfanTiles), result.tiles - result.hfanTiles == 1 ? "" : "s",
+              (unsigned long long)result.hfanTiles);
+    if (hfa::isHfpacCodec(o.codec) || (o.codec == hfa::Codec::Auto && result.hfanTiles < result.tiles))
+      fprintf(f, "  layers%s: L1 %s, L2 %s, L3 %s\n", o.codec == hfa::Codec::Auto ? " (hfpac tiles)" : "",
+              human(double(result.layerBytes[0])).c_str(), human(double(result.layerBytes[1])).c_str(),
+              human(double(result.layerBytes[2])).c_str());
     const double tile_points = double(result.tiles) * double(tile_samples);
     fprintf(f, "  time %.2f s, %.2f M source points/s, %.2f M tile points/s, %d thread%s, encoding on %s, peak RSS %.1f MiB\n",
             result.seconds, double(result.sourceSamples) / result.seconds / 1e6, tile_points / result.seconds / 1e6,

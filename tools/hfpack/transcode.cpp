@@ -372,7 +372,7 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
         return false;
       }
       hfa::TileEntry e = tiles[idx];  // level, x, y, flags, min/max, filled, LOD errors
-      e.codec = o.codec;
+      e.codec = encoded.codecs[i];
       const std::vector<uint8_t>& payload = encoded.payloads[i];
       if (!writer.addTile(std::move(e), payload.data(), payload.size(), error)) {
         writer.abort();
@@ -380,6 +380,7 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
       }
       result.inputPayloadBytes += tiles[idx].size;
       result.payloadBytes += payload.size();
+      result.hfanTiles += encoded.codecs[i] == hfa::Codec::Hfan;
       if (o.codec != hfa::Codec::Raw) {
         result.layerBytes[0] += encoded.stats[i].info.layer1Bytes;
         result.layerBytes[1] += encoded.stats[i].info.layer2Bytes;
@@ -451,9 +452,13 @@ bool transcode(const TranscodeOptions& o, TranscodeResult& result, std::string& 
         fprintf(f, "  imagery copied as it is (%s): %" PRIu64 " tiles, %s\n", hfa::imageryCodecName(result.imageryCodec),
                 result.imageryTiles, human(double(result.imageryBytes)).c_str());
     }
-    if (o.recodeHeights && o.codec != hfa::Codec::Raw)
-      fprintf(f, "  layers: L1 %s, L2 %s, L3 %s\n", human(double(result.layerBytes[0])).c_str(),
-              human(double(result.layerBytes[1])).c_str(), human(double(result.layerBytes[2])).c_str());
+    if (o.recodeHeights && o.codec == hfa::Codec::Auto)
+      fprintf(f, "  auto: %" PRIu64 " tiles hfpac, %" PRIu64 " hfan (the smaller of the two per tile)\n",
+              result.tiles - result.hfanTiles, result.hfanTiles);
+    if (o.recodeHeights && (hfa::isHfpacCodec(o.codec) || (o.codec == hfa::Codec::Auto && result.hfanTiles < result.tiles)))
+      fprintf(f, "  layers%s: L1 %s, L2 %s, L3 %s\n", o.codec == hfa::Codec::Auto ? " (hfpac tiles)" : "",
+              human(double(result.layerBytes[0])).c_str(), human(double(result.layerBytes[1])).c_str(),
+              human(double(result.layerBytes[2])).c_str());
     const double points = double(result.tiles) * double(tile_samples);
     fprintf(f, "  time %.2f s, %.2f M tile points/s, %d thread%s, encoding on %s%s, peak RSS %.1f MiB\n", result.seconds,
             result.seconds > 0 ? points / result.seconds / 1e6 : 0.0, threads, threads == 1 ? "" : "s",

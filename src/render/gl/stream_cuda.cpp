@@ -281,7 +281,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     const hfpac::Status s = hfpac::readInfo(l.data, l.size, info);
     if (s != hfpac::Status::Ok)
       l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(s);
-    else if (archive_.tiles()[tile].codec == hfa::Codec::Raw || info.width != p_ ||
+    else if (!hfa::isHfpacCodec(archive_.tiles()[tile].codec) || info.width != p_ ||
              info.height != p_ || info.type != archive_.header().sampleType)
       l.error = archive_.tileName(tile) + ": patch geometry or sample type disagrees with the header";
     else if (vram_) {

@@ -334,6 +334,14 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
       error = "--stream cuda needs a compressed archive (hfpac); this one is raw (use --stream raw)";
       return nullptr;
     }
+    if (codec == hfa::Codec::Hfan || codec == hfa::Codec::Auto) {
+      // The CUDA strategy decodes HFPaC streams into the atlas; HFAN tiles (hfpack --codec hfan
+      // or auto) are decoded by the CPU strategy's threads.
+      note = std::string("--stream cuda: this archive's tiles are ") +
+             (codec == hfa::Codec::Hfan ? "hfan" : "hfpac and hfan (codec auto)") +
+             ", which the CUDA strategy cannot decode yet; falling back to cpu";
+      return std::make_unique<CpuStreamStrategy>(archive, options.threads, options.progressive);
+    }
 #ifdef HF_HAVE_CUDA_STREAM
     auto s = makeCudaStreamStrategy(archive, options, note);
     if (s) {

@@ -1,6 +1,7 @@
 // make_io_seeds.cpp - writes the seed corpora of fuzz_archive, fuzz_hfr, fuzz_camera_path and
 // fuzz_gpu_desc into DIR/<target> (DIR default: the current folder): small valid archives
-// (hfpac with per-area b and masked nodata, 2DRBUC, raw, one with an imagery section), .hfr
+// (hfpac with per-area b and masked nodata, 2DRBUC, raw, auto with hfan tiles and nodata, one
+// with an imagery section), .hfr
 // rasters with and without georeferencing, camera paths, and tile streams of every kind behind
 // a mode byte (whole stream / layers 1 + 2 only). The
 // checked-in tests/fuzz/seeds/ were made with it; rerun after a format change:
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "codec/ans.h"
 #include "codec/hfpac.h"
 #include "demio/hfr.h"
 
@@ -69,7 +71,8 @@ bool writeArchive(const std::string& path, hfa::Codec codec, bool imagery, bool 
         hfa::computeTileStats(s.data(), kLog, h.sampleType, nodata, 0, st);
         hfa::TileEntry e;
         e.level = uint8_t(level);
-        e.codec = codec;
+        // auto: hfan and hfpac tiles alternate (what hfpack --codec auto writes).
+        e.codec = codec == hfa::Codec::Auto ? ((x + y) % 2 ? hfa::Codec::Hfan : hfa::Codec::Hfpac) : codec;
         e.x = x;
         e.y = y;
         e.minSample = st.minSample;
@@ -81,6 +84,10 @@ bool writeArchive(const std::string& path, hfa::Codec codec, bool imagery, bool 
             payload.push_back(uint8_t(v));
             payload.push_back(uint8_t(v >> 8));
           }
+        } else if (e.codec == hfa::Codec::Hfan) {
+          hfpac::AnsOptions ao;
+          ao.hasMask = nodata;
+          if (hfpac::ansEncode(s.data(), kP, kP, kP, h.sampleType, payload, ao) != hfpac::Status::Ok) return false;
         } else {
           hfpac::EncodeOptions eo;
           eo.rbuc = codec == hfa::Codec::HfpacRbuc;
@@ -133,6 +140,7 @@ int main(int argc, char** argv) {
   failures += !writeArchive(a + "hfpac.hfa", hfa::Codec::Hfpac, false, false);
   failures += !writeArchive(a + "hfpac_nodata.hfa", hfa::Codec::Hfpac, false, true);
   failures += !writeArchive(a + "rbuc.hfa", hfa::Codec::HfpacRbuc, false, false);
+  failures += !writeArchive(a + "auto_nodata.hfa", hfa::Codec::Auto, false, true);
   failures += !writeArchive(a + "raw_imagery.hfa", hfa::Codec::Raw, true, false);
 
   const std::string r = dir + "/fuzz_hfr/";

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "codec/ans.h"
 #include "render/flythrough/flythrough.h"
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
@@ -516,6 +517,57 @@ TEST(FlythroughAtlasFill, SettlesAndCountsWhatItMoved) {
   hfr::FillResult fill;
   EXPECT_FALSE(hfr::measureAtlasFill(archive, *s, hfr::RenderSettings{}, o, fill, error));
   EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+// An archive of hfan tiles (hfpack --codec auto / hfan): the CUDA strategy does not decode
+// them, so --stream cuda becomes cpu with a note, and the fill delivers every tile exactly.
+TEST(FlythroughAtlasFill, HfanTilesStreamThroughTheCpuStrategy) {
+  REQUIRE_GL();
+  hfa::ArchiveReader in;
+  std::string error, note;
+  if (!in.open(samplePath(false), error)) GTEST_SKIP() << "archive: " << error;
+  // The sample archive with every tile re-coded as HFAN, header codec auto.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("hf_fly_hfan_" + std::to_string(::getpid()) + ".hfa")).string();
+  {
+    hfa::Header h = in.header();
+    h.codec = hfa::Codec::Auto;
+    hfa::ArchiveWriter w;
+    ASSERT_TRUE(w.open(path, h, in.tiles().size(), error)) << error;
+    const int p = h.tileSize();
+    std::vector<uint16_t> samples(size_t(p) * size_t(p));
+    for (size_t i = 0; i < in.tiles().size(); ++i) {
+      ASSERT_TRUE(in.decodeTile(i, samples.data(), error)) << error;
+      std::vector<uint8_t> payload;
+      hfpac::AnsOptions ao;
+      ao.hasMask = (h.flags & hfa::kFlagNodataKept) != 0;
+      ao.maskValue = h.nodata;
+      ASSERT_EQ(hfpac::ansEncode(samples.data(), size_t(p), p, p, h.sampleType, payload, ao), hfpac::Status::Ok);
+      hfa::TileEntry e = in.tiles()[i];
+      e.codec = hfa::Codec::Hfan;
+      ASSERT_TRUE(w.addTile(e, payload.data(), payload.size(), error)) << error;
+    }
+    ASSERT_TRUE(w.finish(error)) << error;
+  }
+  hfa::ArchiveReader archive;
+  ASSERT_TRUE(archive.open(path, error)) << error;
+  auto s = hfr::makeRenderStreamStrategy("cuda", archive, error, note);
+  ASSERT_TRUE(s) << error;
+  EXPECT_NE(note.find("falling back to cpu"), std::string::npos) << note;
+  EXPECT_NE(note.find("codec auto"), std::string::npos) << note;
+  CountingStrategy counting(std::move(s));
+  hfr::RenderSettings rs;
+  rs.width = kW;
+  rs.height = kH;
+  hfr::FlythroughOptions o;
+  hfr::FillResult fill;
+  ASSERT_TRUE(hfr::measureAtlasFill(archive, counting, rs, o, fill, error)) << error;
+  EXPECT_GT(fill.tiles, 0u);
+  EXPECT_EQ(fill.tiles, counting.delivered);
+  const uint64_t p = uint64_t(archive.header().tileSize());
+  EXPECT_EQ(fill.samplesToDevice, fill.tiles * p * p * 2);  // decoded on the CPU, samples uploaded
+  EXPECT_GE(fill.viewMs, 0.0);                               // every wanted tile became resident
+  std::filesystem::remove(path);
 }
 
 TEST(FlythroughRun, BadOptions) {

@@ -67,7 +67,15 @@ void putLE32(std::vector<uint8_t>& out, uint32_t v) {
   putLE16(out, v & 0xffffu);
   putLE16(out, v >> 16);
 }
-uint32_t getLE16(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8; }
+uint32_t getLE16(const uint8_t* p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint16_t v;  // one unaligned load (the byte-wise form was not merged in the decode loop)
+  std::memcpy(&v, p, 2);
+  return v;
+#else
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8;
+#endif
+}
 uint32_t getLE32(const uint8_t* p) { return getLE16(p) | getLE16(p + 2) << 16; }
 
 int32_t valueOf(uint16_t bits, bool isSigned) { return isSigned ? int32_t(int16_t(bits)) : int32_t(bits); }
@@ -426,7 +434,26 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
         refillFast(s);
         st[l] = s;
       }
-      emit(L);
+      if (x != 0 && width - x >= L) {
+        // The whole group inside one row and not at its start: every prediction is the
+        // previous sample (no escapes without a mask), a running sum without branches.
+        int64_t v = last;
+#pragma GCC unroll 8
+        for (size_t l = 0; l < L; ++l) {
+          v += unzigzag(z[l]);
+          bad |= uint32_t(v < lo) | uint32_t(v > hi);
+          row[x + l] = uint16_t(v);
+        }
+        last = v;
+        x += L;
+        if (x == width) {
+          x = 0;
+          ++y;
+          row += dstStride;
+        }
+      } else {
+        emit(L);
+      }
       first += L;
     }
     std::copy_n(st, L, state);

@@ -291,11 +291,20 @@ namespace {
 
 // One context's decoding table, read from the stream: presence bitmap, then freq - 1 per present
 // token; the frequencies must sum to kScale.
+// One 64-bit entry per slot holds everything a lane needs after its lookup, so decoding a
+// symbol is one load: freq - 1 (bits 0-11), slot - start (12-23), the token's raw bit count
+// (24-28), the escape flag (29) and the token's base value (32-63).
 struct DecodeTable {
   Freqs freq{}, start{};
-  std::array<uint32_t, kScale> step;     // per slot: freq - 1 (bits 0-11), slot - start (12-23)
-  std::array<uint16_t, kScale> token;    // per slot: its token
+  std::array<uint64_t, kScale> entry;
 };
+constexpr uint64_t kEntryEscape = uint64_t(1) << 29;
+inline uint32_t entryRawBits(uint64_t e) { return uint32_t(e >> 24) & 31u; }
+inline uint32_t entryBase(uint64_t e) { return uint32_t(e >> 32); }
+// The rANS step of a lane in state x whose slot's entry is e (before the refill).
+inline uint32_t entryStep(uint64_t e, uint32_t x) {
+  return ((uint32_t(e) & 4095u) + 1) * (x >> kScaleBits) + (uint32_t(e >> 12) & 4095u);
+}
 
 Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, const TokenSet& set, DecodeTable& table) {
   if (end - p < set.tableBytes) return Status::TruncatedStream;
@@ -319,11 +328,12 @@ Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, const Token
     sum += f;
   }
   if (sum != kScale) return Status::InvalidHeader;
-  for (int t = 0; t < used; ++t)
-    for (uint32_t k = 0; k < table.freq[size_t(t)]; ++k) {
-      table.step[table.start[size_t(t)] + k] = (table.freq[size_t(t)] - 1) | k << 12;
-      table.token[table.start[size_t(t)] + k] = uint16_t(t);
-    }
+  for (int t = 0; t < used; ++t) {
+    const bool escape = t == set.escape;
+    const uint64_t fields = (escape ? kEntryEscape : uint64_t(set.rawBits[size_t(t)]) << 24) |
+                            (escape ? 0 : uint64_t(set.base[size_t(t)]) << 32) | (table.freq[size_t(t)] - 1);
+    for (uint32_t k = 0; k < table.freq[size_t(t)]; ++k) table.entry[table.start[size_t(t)] + k] = fields | k << 12;
+  }
   return Status::Ok;
 }
 
@@ -371,9 +381,8 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   const bool isSigned = info.type == SampleType::Int16;
   const int32_t lo = isSigned ? -32768 : 0, hi = isSigned ? 32767 : 65535;
   const uint16_t maskValue = info.maskValue;
-  const int escape = set.escape;
   const size_t width = size_t(info.width), n = width * size_t(info.height);
-  uint16_t token[kAnsMaxLanes] = {};
+  uint64_t entry[kAnsMaxLanes] = {};
   uint8_t laneMasked[kAnsMaxLanes] = {};
   uint32_t z[kAnsMaxLanes];
   int64_t last = 0;  // the last unmasked sample in raster order (64-bit: a corrupt stream's
@@ -384,7 +393,7 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   // Writes one group's values: prediction + residual, escapes as the masked value.
   auto emit = [&](size_t count) {
     for (size_t l = 0; l < count; ++l) {
-      if (token[l] == escape) {
+      if (entry[l] & kEntryEscape) {
         row[x] = maskValue;
       } else {
         int64_t pred = last;
@@ -419,17 +428,17 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
     while (n - first >= L && words - pos > 2 * L) {
 #pragma GCC unroll 8
       for (size_t l = 0; l < L; ++l) {
-        const uint32_t slot = st[l] & (kScale - 1), e = table.step[slot];
-        uint32_t s = ((e & 4095u) + 1) * (st[l] >> kScaleBits) + (e >> 12);
+        const uint64_t e = table.entry[st[l] & (kScale - 1)];
+        uint32_t s = entryStep(e, st[l]);
         refillFast(s);
         st[l] = s;
-        token[l] = table.token[slot];
+        entry[l] = e;
       }
 #pragma GCC unroll 8
       for (size_t l = 0; l < L; ++l) {
-        const uint32_t k = set.rawBits[token[l]];
+        const uint32_t k = entryRawBits(entry[l]);
         uint32_t s = st[l];
-        z[l] = set.base[token[l]] | (s & ((1u << k) - 1u));
+        z[l] = entryBase(entry[l]) | (s & ((1u << k) - 1u));
         s >>= k;
         refillFast(s);
         st[l] = s;
@@ -463,22 +472,21 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
     // Each sample reads at most two words; with that many left, no read needs its own check.
     const bool fast = words - pos > 2 * count;
     for (size_t l = 0; l < count; ++l) {
-      const DecodeTable& table = tables[laneMasked[l]];
-      const uint32_t slot = state[l] & (kScale - 1), e = table.step[slot];
-      uint32_t s = ((e & 4095u) + 1) * (state[l] >> kScaleBits) + (e >> 12);
+      const uint64_t e = tables[laneMasked[l]].entry[state[l] & (kScale - 1)];
+      uint32_t s = entryStep(e, state[l]);
       if (fast) {
         refillFast(s);
       } else if (!refillChecked(s)) {
         return Status::TruncatedStream;
       }
       state[l] = s;
-      token[l] = table.token[slot];
-      laneMasked[l] = token[l] == escape;  // the escape only exists in masked streams' tables
+      entry[l] = e;
+      laneMasked[l] = (e & kEntryEscape) != 0;  // the escape only exists in masked streams' tables
     }
     for (size_t l = 0; l < count; ++l) {
-      const uint32_t k = token[l] == escape ? 0 : set.rawBits[token[l]];
+      const uint32_t k = entryRawBits(entry[l]);  // 0 and base 0 for the escape
       uint32_t s = state[l];
-      z[l] = set.base[token[l]] | (s & ((1u << k) - 1u));
+      z[l] = entryBase(entry[l]) | (s & ((1u << k) - 1u));
       s >>= k;
       if (fast) {
         refillFast(s);

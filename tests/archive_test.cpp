@@ -582,7 +582,8 @@ TEST(Archive, StaleTemporaryFilesAreRemovedByTheNextWriter) {
 }
 
 // "auto" names the header's mix of hfpac and hfan tiles; no index entry may claim it, nor a
-// codec beyond hfan (checksums made valid, so the codec check itself answers).
+// codec beyond hfan, nor (under auto) raw or hfpac+rbuc; any other header takes its own codec
+// only (checksums made valid, so the codec check itself answers).
 TEST(Archive, AutoIsAHeaderCodecOnly) {
   const fs::path dir = tempDir();
   hfa::ArchiveWriter w;
@@ -598,6 +599,15 @@ TEST(Archive, AutoIsAHeaderCodecOnly) {
   const uint8_t payload[8] = {};
   EXPECT_FALSE(w.addTile(e, payload, sizeof payload, error));
   EXPECT_NE(error.find("tile codec auto"), std::string::npos) << error;
+  e.codec = hfa::Codec::Raw;  // auto holds hfpac and hfan tiles only
+  EXPECT_FALSE(w.addTile(e, payload, sizeof payload, error));
+  EXPECT_NE(error.find("tile codec raw in an archive of codec auto"), std::string::npos) << error;
+  w.abort();
+  h.codec = hfa::Codec::Hfpac;  // and any other header its own codec only
+  ASSERT_TRUE(w.open((dir / "w.hfa").string(), h, 1, error)) << error;
+  e.codec = hfa::Codec::Hfan;
+  EXPECT_FALSE(w.addTile(e, payload, sizeof payload, error));
+  EXPECT_NE(error.find("tile codec hfan in an archive of codec hfpac"), std::string::npos) << error;
   w.abort();
 
   const std::vector<uint8_t> good = readFile(writeArchive(dir, "auto.hfa", hfa::Codec::Auto));
@@ -605,7 +615,7 @@ TEST(Archive, AutoIsAHeaderCodecOnly) {
   auto put32 = [](uint8_t* p, uint32_t v) {
     for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
   };
-  for (uint8_t codec : {uint8_t(4), uint8_t(5), uint8_t(255)}) {
+  for (uint8_t codec : {uint8_t(0), uint8_t(2), uint8_t(4), uint8_t(5), uint8_t(255)}) {
     std::vector<uint8_t> bad = good;
     const uint64_t index = get32(&bad[160]) | uint64_t(get32(&bad[164])) << 32;  // kOffIndexOffset
     bad[size_t(index) + 1] = codec;                                              // entry 0's codec
@@ -616,7 +626,10 @@ TEST(Archive, AutoIsAHeaderCodecOnly) {
     writeFile(path, bad.data(), bad.size());
     hfa::ArchiveReader r;
     EXPECT_FALSE(r.open(path, error));
-    EXPECT_NE(error.find("unknown codec " + std::to_string(codec)), std::string::npos) << error;
+    const std::string expected = codec == 0   ? "codec raw in an archive of codec auto"
+                                 : codec == 2 ? "codec hfpac+rbuc in an archive of codec auto"
+                                              : "unknown codec " + std::to_string(codec);
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
   }
   fs::remove_all(dir);
 }

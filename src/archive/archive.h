@@ -48,6 +48,12 @@ const char* codecName(Codec c);                   // "raw", "hfpac", "hfpac+rbuc
 bool parseCodec(const std::string& s, Codec& c);  // accepts the names above
 // True for the codecs whose payload is an HFPaC stream (hfpac, hfpac+rbuc).
 inline bool isHfpacCodec(Codec c) { return c == Codec::Hfpac || c == Codec::HfpacRbuc; }
+// Whether an archive of header codec `header` may hold a tile of codec `tile`: the header's
+// own codec, or under auto hfpac or hfan (docs/archive.md 2.3). Readers refuse the rest, so a
+// strategy can choose by the header codec alone.
+inline bool tileCodecAllowed(Codec header, Codec tile) {
+  return header == Codec::Auto ? (tile == Codec::Hfpac || tile == Codec::Hfan) : tile == header;
+}
 
 // Header flags.
 enum : uint32_t {

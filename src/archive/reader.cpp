@@ -252,6 +252,8 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
     }
     if (uint8_t(e.codec) > uint8_t(Codec::Hfan))  // auto names the header's mix, never a tile
       return fail(name + ": unknown codec " + std::to_string(int(e.codec)));
+    if (!tileCodecAllowed(hd.codec, e.codec))
+      return fail(name + ": codec " + codecName(e.codec) + " in an archive of codec " + codecName(hd.codec));
     if (e.codec == Codec::Raw && e.size != raw_size) return fail(name + ": raw payload size");
     if (e.offset < payload_offset || e.offset > file_size || e.size > file_size - e.offset)
       return fail(name + ": payload outside the payload area");
@@ -581,7 +583,13 @@ bool ArchiveReader::decodeBytes(size_t tile, const std::vector<uint8_t>& bytes, 
     }
     if (s == hfpac::Status::Ok) s = hfpac::ansDecode(data, size, dst, size_t(p), n);
     if (s != hfpac::Status::Ok) {
-      error = tileName(tile) + ": " + hfpac::statusMessage(s);
+      // statusMessage speaks of HFPaC streams: name the codec and the cause instead.
+      error = tileName(tile) + ": corrupt hfan payload (" +
+              (s == hfpac::Status::InvalidHeader    ? std::string("bad header or tables")
+               : s == hfpac::Status::TruncatedStream ? std::string("truncated")
+               : s == hfpac::Status::OutOfRange      ? std::string("sample outside the sample type or equal to the mask")
+                                                     : std::string(hfpac::statusMessage(s))) +
+              ")";
       return false;
     }
     return true;

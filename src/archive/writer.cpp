@@ -176,6 +176,11 @@ bool ArchiveWriter::addTile(TileEntry entry, const uint8_t* payload, size_t size
     error = "tile codec " + std::string(codecName(entry.codec)) + " cannot be stored in an index entry";
     return false;
   }
+  if (!tileCodecAllowed(header_.codec, entry.codec)) {
+    error = "tile codec " + std::string(codecName(entry.codec)) + " in an archive of codec " +
+            codecName(header_.codec);
+    return false;
+  }
   if (!appendPayload(payload, size, "tile", entry.offset, entry.size, entry.crc, error)) return false;
   entries_.push_back(std::move(entry));
   return true;

@@ -279,9 +279,11 @@ class CudaStreamStrategy final : public StreamStrategy {
     l.bytesRead = mode == 1 ? prefix : uint32_t(l.size - alreadyRead);
     hfpac::PatchInfo info;
     const hfpac::Status s = hfpac::readInfo(l.data, l.size, info);
-    if (s != hfpac::Status::Ok)
+    if (!hfa::isHfpacCodec(archive_.tiles()[tile].codec))  // refused when the strategy was made
+      l.error = archive_.tileName(tile) + ": not an HFPaC tile (codec " + hfa::codecName(archive_.tiles()[tile].codec) + ")";
+    else if (s != hfpac::Status::Ok)
       l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(s);
-    else if (!hfa::isHfpacCodec(archive_.tiles()[tile].codec) || info.width != p_ ||
+    else if (info.width != p_ ||
              info.height != p_ || info.type != archive_.header().sampleType)
       l.error = archive_.tileName(tile) + ": patch geometry or sample type disagrees with the header";
     else if (vram_) {

@@ -339,7 +339,8 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
       // or auto) are decoded by the CPU strategy's threads.
       note = std::string("--stream cuda: this archive's tiles are ") +
              (codec == hfa::Codec::Hfan ? "hfan" : "hfpac and hfan (codec auto)") +
-             ", which the CUDA strategy cannot decode yet; falling back to cpu";
+             ", which the CUDA strategy cannot decode yet; falling back to cpu" +
+             (options.vramCache ? " (--cache vram does not apply to the heights)" : "");
       return std::make_unique<CpuStreamStrategy>(archive, options.threads, options.progressive);
     }
 #ifdef HF_HAVE_CUDA_STREAM

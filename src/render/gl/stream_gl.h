@@ -8,8 +8,8 @@
 //   glTextureSubImage3D and fences each batch: a PBO slot is reused only after its fence has
 //   signalled. A non-raw archive is refused (one-line error): "raw" means "no decode at all".
 // - "cuda" (only when built with the GPU codec, HF_HAVE_CUDA_STREAM): see stream_cuda.cpp. No
-//   CUDA device, or no CUDA-GL interop with the current context: falls back to "cpu" and says
-//   so once on stderr (a "Note:" line).
+//   CUDA device, no CUDA-GL interop with the current context, or an archive of codec hfan or
+//   auto (HFAN tiles): falls back to "cpu" and says so once on stderr (a "Note:" line).
 #pragma once
 
 #include <memory>
@@ -41,7 +41,8 @@ bool parseCacheOption(const std::string& text, StreamOptions& options, std::stri
 
 // "cpu", "raw" or "cuda". nullptr and a one-line error for an unknown name or an archive the
 // strategy cannot read (raw on a compressed archive, cuda on a raw one). When "cuda" cannot run
-// here, returns the cpu strategy and sets `note` (one line) instead. Create it before or after
+// here (no device or interop, or HFAN tiles), returns the cpu strategy and sets `note` (one line)
+// instead; the VRAM cache then does not apply to the heights. Create it before or after
 // the GL context; its GL/CUDA resources are made on the render thread when first needed.
 std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name,
                                                          const hfa::ArchiveReader& archive,

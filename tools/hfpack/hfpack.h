@@ -59,6 +59,9 @@ struct PackOptions {
   // (0 = as it is; demio::SourceOptions::maxSide): a quick preview of a large DEM (hfview).
   int maxSide = 0;
   ImageryOptions imagery;      // --imagery RASTER... (empty = heights only): imagery_tiles.h
+  // --shard I/N (docs/sharded-packing.md): write part I (1..N) of a sharded pack to `output`
+  // instead of an archive; merge() assembles the parts. 0/0 = not sharded. Refused with imagery.
+  int shard = 0, shards = 0;
   Progress progress;           // may be empty
   FILE* out = stdout;          // summary (nullptr = silent)
 };
@@ -91,6 +94,26 @@ struct PackResult {
 };
 
 bool pack(const PackOptions& options, PackResult& result, std::string& error);
+
+// `hfpack merge PART... -o OUT.hfa` (docs/sharded-packing.md): the archive of a sharded pack,
+// byte-identical to `hfpack INPUT... -o OUT.hfa` with the parts' inputs and options. Every part
+// 1..N exactly once, all of one pack (the same plan); anything else, or a corrupt part, is a
+// one-line error and no output file. The coarse levels above the parts' are encoded here.
+struct MergeOptions {
+  std::vector<std::string> parts;
+  std::string output;
+  int threads = 0;             // 0 = all cores (coarse levels)
+  Progress progress;           // may be empty
+  FILE* out = stdout;          // summary (nullptr = silent)
+};
+
+struct MergeResult {
+  int shards = 0, split = 0, levels = 0;
+  uint64_t tiles = 0, partTiles = 0, coarseTiles = 0, payloadBytes = 0, fileBytes = 0;
+  double seconds = 0;
+};
+
+bool merge(const MergeOptions& options, MergeResult& result, std::string& error);
 
 // `hfpack info`: header, levels, tile counts, ratios, b histogram.
 bool info(const std::string& archive, FILE* out, std::string& error);

@@ -9,6 +9,8 @@
 //           [--imagery-bc1 quality|fast]
 //           [--imagery-resampling bilinear|cubic|lanczos|average] [--imagery-max-texels-per-sample 8]]
 //          [--config KEY VALUE] [-q]
+//          [--shard I/N]   (one part of a sharded pack: docs/sharded-packing.md)
+//   hfpack merge PART... -o OUT.hfa [--threads N] [-q]
 //   hfpack info ARCHIVE
 //   hfpack verify ARCHIVE [--source INPUT...] [--threads N] [--config KEY VALUE] [-q]
 //   hfpack transcode IN.hfa OUT.hfa --codec hfpac|hfpac+rbuc|hfan|auto|raw [--segment 9] [--bits auto|N]
@@ -51,6 +53,8 @@ void onSignal(int) { g_interrupted = true; }
 const char* kDescription =
     "Packs DEMs into tile archives (.hfa); shows, verifies and transcodes archives.\n"
     "  hfpack INPUT... -o OUT.hfa [OPTIONS]\n"
+    "  hfpack INPUT... -o PART --shard I/N [OPTIONS]   (part I of N of a sharded pack)\n"
+    "  hfpack merge PART... -o OUT.hfa [--threads N] [-q]\n"
     "  hfpack info ARCHIVE\n"
     "  hfpack verify ARCHIVE [--source INPUT... [-a_srs SRS] [-a_ullr ...] [--t_srs SRS]]\n"
     "         [--imagery RASTER... [--imagery-resampling R]] [--threads N] [-q]\n"
@@ -87,7 +91,12 @@ const char* kFooter =
     "  decodes both archives and compares every tile. --imagery-codec re-codes the imagery from its\n"
     "  decoded tiles (a bc1 tile decodes from its level 0; jpeg keeps the input's quality unless\n"
     "  --imagery-quality); without it the imagery is copied as it is. Without --codec the height\n"
-    "  tiles are copied as they are (e.g. a bc1 twin: transcode IN OUT --imagery-codec bc1).\n";
+    "  tiles are copied as they are (e.g. a bc1 twin: transcode IN OUT --imagery-codec bc1).\n"
+    "\n"
+    "  Sharded packing (docs/sharded-packing.md): hfpack INPUT... -o PART --shard I/N packs\n"
+    "  part I (1..N) of the quadtree, subtrees balanced by sample count; hfpack merge PART...\n"
+    "  -o OUT.hfa adds the coarse levels and writes the archive a single hfpack with the same\n"
+    "  inputs and options writes, byte for byte (tools/slurm/hfpack-sharded.sh: a Slurm job array).\n";
 
 // The options only pack takes: transcode refuses them (it keeps the archive's tiling, heights).
 const char* const kPackOnly[] = {"--patch", "--levels", "--max-size", "--progress-lines", "--vertical-scale", "--vertical-offset", "--spacing",
@@ -224,7 +233,7 @@ int main(int argc, char** argv) {
 #endif
   if (argc < 2) return fail("no input (hfpack --help for the usage)");
   std::string cmd = argv[1];
-  if (cmd != "info" && cmd != "verify" && cmd != "transcode") cmd = "pack";
+  if (cmd != "info" && cmd != "verify" && cmd != "transcode" && cmd != "merge") cmd = "pack";
   hfpack::PackOptions po;
   hfpack::VerifyOptions vo;
   hfpack::TranscodeOptions to;
@@ -316,6 +325,12 @@ int main(int argc, char** argv) {
       ->type_name("INPUT")->default_str("")->expected(0, -1)->group(g);
   app.add_flag("--verify", to.verify, "transcode: then decode both archives and compare every tile")->group(g);
 
+  g = "Sharded packing";
+  std::string shard;
+  app.add_option("--shard", shard, "pack part I of N (I in 1..N) of a sharded pack into -o PART; "
+                                   "hfpack merge PART... -o OUT.hfa assembles the archive")
+      ->type_name("I/N")->group(g);
+
   std::vector<std::string> args = cliArgs(argc, argv, cmd == "pack" ? 0 : 1);
   std::vector<char*> args_c;
   for (std::string& a : args) args_c.push_back(a.data());
@@ -360,6 +375,41 @@ int main(int argc, char** argv) {
     CPLSetConfigOption("GDAL_CACHEMAX", "512");
 #endif
   std::string error;
+  if (cmd != "pack" && app.count("--shard")) return fail("--shard is an option of packing (hfpack INPUT... -o PART --shard I/N)");
+  if (cmd == "merge") {
+    // The parts carry the pack's options: only where and how to write.
+    for (const CLI::Option* o : app.parse_order()) {
+      const std::string name = o->get_name();
+      if (name != "INPUT" && name != "-o" && name != "--threads" && name != "--quiet" && name != "--config")
+        return fail((name == "--a_srs" || name == "--a_ullr" ? name.substr(1) : name) +
+                    " is not an option of hfpack merge (the parts carry the pack's options)");
+    }
+    hfpack::MergeOptions mo;
+    mo.parts = positional;
+    mo.output = po.output;
+    mo.threads = po.threads;
+    mo.progress = makeProgress(quiet);
+    if (mo.parts.empty()) return fail("hfpack merge takes the parts (hfpack merge PART... -o OUT.hfa)");
+    if (mo.output.empty()) return fail("no output file (-o OUT.hfa)");
+    hfpack::MergeResult mr;
+    if (!hfpack::merge(mo, mr, error)) return fail(error);
+    return 0;
+  }
+  if (app.count("--shard")) {
+    // I/N: base-10 integers, 1 <= I <= N (as Slurm's --array=1-N numbers its tasks).
+    const size_t slash = shard.find('/');
+    int i = 0, n = 0;
+    if (slash == std::string::npos || !parseInt(shard.substr(0, slash).c_str(), i) ||
+        !parseInt(shard.substr(slash + 1).c_str(), n))
+      return fail("--shard " + shard + ": must be I/N (part I of N, I in 1..N)");
+    if (n < 1 || n > 65536) return fail("--shard " + shard + ": N must be 1..65536");
+    if (i < 1 || i > n)
+      return fail("--shard " + shard + ": I must be 1.." + std::to_string(n) + " (parts count from 1, as --array=1-N)");
+    if (!po.imagery.inputs.empty())
+      return fail("--imagery cannot be packed sharded (--shard): pack an archive with imagery on one machine");
+    po.shard = i;
+    po.shards = n;
+  }
   if (cmd == "info") {
     if (positional.size() != 1) return fail("hfpack info takes one archive");
     if (!hfpack::info(positional[0], stdout, error)) return fail(positional[0] + ": " + error);

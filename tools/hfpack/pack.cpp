@@ -15,10 +15,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <sys/stat.h>
 
 #include "encode.h"
 #include "hfpack.h"
 #include "imagery/imagery.h"
+#include "part.h"
 #include "pyramid.h"
 
 namespace hfpack {
@@ -115,6 +118,50 @@ void setGeoreferencing(const demio::Dem& d, hfa::Header& h) {
   }
 }
 
+// The plan of a sharded pack (part.h): the header and everything else a part depends on.
+Plan packPlan(const PackOptions& o, const hfa::Header& h, const demio::DemSource& source, int split,
+              bool keepNodata) {
+  Plan p;
+  p.header = h;
+  p.shards = o.shards;
+  p.split = split;
+  p.segment = o.segment;
+  p.bits = o.bits;
+  p.keepNodata = keepNodata;
+  p.nodataSample = source.info().nodataSample;
+  p.bandScale = source.bandScale();
+  p.quantMaxError = source.info().quant.maxError;
+  // The inputs: canonical path, size and modification time (other parts must read the same files).
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    std::error_code ec;
+    std::string id = std::filesystem::weakly_canonical(o.inputs[i], ec).string();
+    if (ec) id = o.inputs[i];
+    struct stat st {};
+    if (::stat(o.inputs[i].c_str(), &st) == 0)
+      id += "|" + std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
+            std::to_string(st.st_mtim.tv_nsec);
+    p.extra.emplace_back("input." + std::to_string(i), id);
+  }
+  char buf[64];
+  auto num = [&](double v) {
+    snprintf(buf, sizeof buf, "%a", v);
+    return std::string(buf);
+  };
+  p.extra.emplace_back("option.band", std::to_string(o.band));
+  p.extra.emplace_back("option.t_srs", o.tSrs);
+  p.extra.emplace_back("option.a_srs", o.aSrs);
+  p.extra.emplace_back("option.a_ullr", o.aUllr ? num(o.ullr[0]) + "," + num(o.ullr[1]) + "," + num(o.ullr[2]) +
+                                                      "," + num(o.ullr[3])
+                                                : "");
+  p.extra.emplace_back("option.max_size", std::to_string(o.maxSide));
+  p.extra.emplace_back("option.levels", std::to_string(o.levels));
+  p.extra.emplace_back("option.vertical_scale", num(o.verticalScale));
+  p.extra.emplace_back("option.vertical_offset", num(o.verticalOffset));
+  p.extra.emplace_back("option.spacing", num(o.spacingX) + "," + num(o.spacingY));
+  p.extra.emplace_back("option.nodata", o.fillNodata ? "fill" : "keep");
+  return p;
+}
+
 }  // namespace
 
 long peakRssKiB() {
@@ -159,6 +206,18 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     return false;
   }
   if (!checkImageryOptions(o.imagery, error)) return false;
+  const bool sharded = o.shards > 0 || o.shard > 0;
+  if (sharded) {
+    if (o.shards < 1 || o.shards > kMaxShards || o.shard < 1 || o.shard > o.shards) {
+      error = "--shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) +
+              ": must be I/N with N in 1.." + std::to_string(kMaxShards) + " and I in 1..N (shards count from 1)";
+      return false;
+    }
+    if (!o.imagery.inputs.empty()) {
+      error = "--imagery cannot be packed sharded (--shard): pack an archive with imagery on one machine";
+      return false;
+    }
+  }
   const int threads = threadCount(o.threads);
 
   // ---- source ----
@@ -255,8 +314,11 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
                         if (o.out) fprintf(o.out, "Note: %s\n", note.c_str());
                       });
 
-  // ---- pyramid -> tiles -> archive ----
+  // ---- pyramid -> tiles -> archive (sharded: this shard's subtrees -> part) ----
   hfa::ArchiveWriter writer;
+  PartWriter part;
+  ShardLayout layout;
+  if (sharded) layout = shardLayout(h, o.shard, o.shards);
   const int p = h.tileSize();
   const size_t tile_samples = size_t(p) * size_t(p);
   result.perLevel.assign(size_t(h.levels), LevelSummary());
@@ -283,17 +345,10 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
                      std::to_string(t.y) + ") failed: " + hfpac::statusMessage(statuses[i]);
         return false;
       }
-      hfa::TileEntry e;
-      e.level = uint8_t(t.level);
-      e.codec = batch.codecs[i];
-      e.x = t.x;
-      e.y = t.y;
-      e.flags = uint16_t((t.filled ? hfa::kTileFilled : 0) | (stats[i].hasNodata ? hfa::kTileHasNodata : 0));
-      e.minSample = stats[i].minSample;
-      e.maxSample = stats[i].maxSample;
-      e.filled = t.filled;
-      e.lodError = std::move(stats[i].lodError);
-      if (!writer.addTile(std::move(e), payloads[i].data(), payloads[i].size(), emit_error)) return false;
+      hfa::TileEntry e = tileEntry(t, stats[i], batch.codecs[i]);
+      if (!(sharded ? part.addTile(std::move(e), payloads[i].data(), payloads[i].size(), emit_error)
+                    : writer.addTile(std::move(e), payloads[i].data(), payloads[i].size(), emit_error)))
+        return false;
       heightTiles.push_back({t.level, t.x, t.y});
       LevelSummary& ls = result.perLevel[size_t(t.level)];
       ++ls.tiles;
@@ -312,7 +367,13 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   // CPU: each row of tiles as it comes. GPU: batches of gpuBatch tiles over rows and levels
   // (the order of the tiles, hence of the payloads, is the same).
   std::vector<Tile> pending;
-  Pyramid pyramid(h.width, h.height, tile_log, h.levels, [&](std::vector<Tile>& tiles) {
+  Pyramid pyramid(h.width, h.height, tile_log, sharded ? layout.split + 1 : h.levels, [&](std::vector<Tile>& tiles) {
+    if (sharded) {  // only this shard's subtrees
+      tiles.erase(std::remove_if(tiles.begin(), tiles.end(),
+                                 [&](const Tile& t) { return !layout.ownsTile(t.level, t.x, t.y); }),
+                  tiles.end());
+      if (tiles.empty()) return true;
+    }
     if (encoder.onGpu()) {
       for (Tile& t : tiles) {
         std::vector<uint8_t>().swap(t.state);  // not needed after the pyramid
@@ -333,7 +394,8 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     for (int l = 0; l < h.levels; ++l)
       maxImagery += imageryTilesFor({grid[size_t(l)]}, im.finerLevels) * size_t(h.tilesX(l)) * size_t(h.tilesY(l));
   }
-  if (!writer.open(o.output, h, size_t(pyramid.maxTiles()), error, withImagery ? &im : nullptr, maxImagery))
+  if (sharded ? !part.open(o.output, tile_log, error)
+              : !writer.open(o.output, h, size_t(pyramid.maxTiles()), error, withImagery ? &im : nullptr, maxImagery))
     return false;
   // Progress: the range pass 0..0.1, heights up to 1 (0.6 with imagery), imagery the rest.
   const double heightsEnd = withImagery ? 0.6 : 1.0;
@@ -341,15 +403,87 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
   if (o.progress)
     stream_progress = [&](double f, const char*) { return o.progress(0.1 + (heightsEnd - 0.1) * f, "pack"); };
   StreamStats ss;
-  bool streamed = streamSource(source, o.fillNodata, pyramid, stream_progress, ss, error);
+  StreamRange range;
+  if (sharded) {
+    // This shard's rows; its roots' samples counted; its share of the coarse grid kept.
+    range.first = int(layout.firstRow);
+    range.last = int(layout.lastRow);
+    pyramid.startAt(uint32_t(layout.firstRow));
+    const uint64_t W = h.width, H = h.height;
+    range.counted = [&](int y, int& c0, int& c1) {
+      uint64_t x0, x1;
+      layout.rootColumns(std::min(uint64_t(y) / layout.span, uint64_t(layout.rootsY) - 1), x0, x1);
+      c0 = x0 == x1 ? 0 : int(x0 * layout.span);
+      c1 = x0 == x1 ? 0 : x1 == layout.rootsX ? int(W) : int(x1 * layout.span);
+    };
+    if (layout.coarse)
+      range.tap = [&](int y, const uint16_t* row, const uint8_t* st) {
+        auto keep = [&](uint32_t j) {
+          uint64_t x0, x1;
+          layout.rootColumns(std::min<uint64_t>(j / layout.half, layout.rootsY - 1), x0, x1);
+          if (x0 == x1) return;
+          CoarseRun run;
+          run.j = j;
+          run.i0 = uint32_t(x0 * layout.half);
+          const uint32_t i1 = x1 == layout.rootsX ? layout.coarseW : uint32_t(x1 * layout.half);
+          for (uint32_t i = run.i0; i < i1; ++i) {
+            const uint64_t x = std::min<uint64_t>(i * layout.stride, W - 1);
+            run.samples.push_back(row[x]);
+            run.states.push_back(st[x]);
+          }
+          part.addCoarse(std::move(run));
+        };
+        if (uint64_t(y) % layout.stride == 0) keep(uint32_t(uint64_t(y) / layout.stride));
+        if (uint64_t(y) == H - 1 && (H - 1) % layout.stride != 0) keep(layout.coarseH - 1);
+      };
+  }
+  bool streamed = !(sharded && layout.empty()) &&
+                  streamSource(source, o.fillNodata, pyramid, stream_progress, ss, error, range);
+  if (sharded && layout.empty()) streamed = !o.progress || o.progress(1.0, "pack");
   if (streamed && !pending.empty()) {  // the last, partial GPU batch
     streamed = encodeBatch(pending);
     pending.clear();
   }
   if (!streamed) {
     if (!emit_error.empty()) error = emit_error;
+    else if (error.empty()) error = "interrupted";
     writer.abort();
     return false;
+  }
+  if (sharded) {
+    PartInfo info;
+    info.shard = o.shard;
+    info.shards = o.shards;
+    info.split = layout.split;
+    info.tileLog = tile_log;
+    info.first = layout.first;
+    info.end = layout.end;
+    info.validSamples = ss.valid;
+    info.filledSamples = ss.filled;
+    info.measuredQuantError = source.measuredQuantError();
+    info.plan = planText(packPlan(o, h, source, layout.split, keep_nodata));
+    const uint64_t part_tiles = part.tiles(), part_bytes = part.payloadBytes();
+    if (!part.finish(info, error)) return false;
+    result.width = d.width;
+    result.height = d.height;
+    result.levels = h.levels;
+    result.tileSize = p;
+    result.tiles = part_tiles;
+    result.payloadBytes = part_bytes;
+    result.validSamples = ss.valid;
+    result.filledSamples = ss.filled;
+    result.device = encoder.device();
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    result.peakRssKiB = peakRssKiB();
+    if (o.out)
+      fprintf(o.out,
+              "%s: part %d of %d of a %d x %d pack (%d level%s of %d x %d tiles, codec %s): roots %llu..%llu of the "
+              "%llu tiles of level %d, levels 0..%d: %llu tiles, %s of payload; time %.2f s, peak RSS %.1f MiB\n",
+              o.output.c_str(), o.shard, o.shards, d.width, d.height, h.levels, h.levels == 1 ? "" : "s", p, p,
+              hfa::codecName(o.codec), (unsigned long long)layout.first, (unsigned long long)layout.end,
+              (unsigned long long)layout.roots(), layout.split, layout.split, (unsigned long long)part_tiles,
+              human(double(part_bytes)).c_str(), result.seconds, double(result.peakRssKiB) / 1024.0);
+    return true;
   }
   if (ss.valid == 0) {
     writer.abort();

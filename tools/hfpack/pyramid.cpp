@@ -23,6 +23,29 @@ Pyramid::Pyramid(uint32_t width, uint32_t height, int tileLog, int levels, Emit 
   }
 }
 
+void Pyramid::startAt(uint32_t y0) {
+  y_ = y0;
+  for (int l = 0; l < int(levels_.size()); ++l) {
+    Level& lv = levels_[size_t(l)];
+    lv.tileRow = uint32_t(uint64_t(y0) / (uint64_t(p_ - 1) << l));
+    lv.nextSlot = 0;
+  }
+}
+
+hfa::TileEntry tileEntry(const Tile& t, hfa::TileStats& stats, hfa::Codec codec) {
+  hfa::TileEntry e;
+  e.level = uint8_t(t.level);
+  e.codec = codec;
+  e.x = t.x;
+  e.y = t.y;
+  e.flags = uint16_t((t.filled ? hfa::kTileFilled : 0) | (stats.hasNodata ? hfa::kTileHasNodata : 0));
+  e.minSample = stats.minSample;
+  e.maxSample = stats.maxSample;
+  e.filled = t.filled;
+  e.lodError = std::move(stats.lodError);
+  return e;
+}
+
 uint64_t Pyramid::maxTiles() const {
   uint64_t n = 0;
   for (const Level& lv : levels_) n += uint64_t(lv.tilesX) * lv.tilesY;
@@ -175,24 +198,38 @@ bool fillVoids(uint16_t* samples, uint8_t* state, int w, int h, hfpac::SampleTyp
 }
 
 bool streamSource(demio::DemSource& source, bool fill, Pyramid& pyramid, const Progress& progress,
-                  StreamStats& stats, std::string& error) {
+                  StreamStats& stats, std::string& error, const StreamRange& range) {
   const int w = source.width(), h = source.height();
   const int band_rows = std::max(16, std::min(256, int((size_t(8) << 20) / size_t(w))));
   const int halo = fill ? band_rows / 2 : 0;
+  const int first = range.first, last = range.last < 0 ? h - 1 : range.last;
   std::vector<uint16_t> rows(size_t(band_rows + 2 * halo) * size_t(w));
   std::vector<uint8_t> state(rows.size());
   const hfpac::SampleType type = source.info().type;
   const bool quantised = source.info().quant.applied;
   uint16_t last_valid = 0;
   bool have_last = false;
-  for (int y0 = 0; y0 < h; y0 += band_rows) {
+  const int band0 = first / band_rows * band_rows;  // the first band read (0 for the whole stream)
+  bool looked_back = band0 == 0;
+  // Samples of rows [y0, y0 + n) in `st` (stride w) that StreamStats counts and equal `what`.
+  auto countRows = [&](const uint8_t* st, int y0, int n, uint8_t what) {
+    uint64_t c = 0;
+    for (int r = 0; r < n; ++r) {
+      int c0 = 0, c1 = w;
+      if (range.counted) range.counted(y0 + r, c0, c1);
+      const uint8_t* s = st + size_t(r) * size_t(w);
+      for (int x = c0; x < c1; ++x) c += s[x] == what;
+    }
+    return c;
+  };
+  for (int y0 = band0; y0 <= last; y0 += band_rows) {
     const int n = std::min(band_rows, h - y0);
     const size_t count = size_t(n) * size_t(w);
     if (!source.readRows(y0, n, rows.data(), state.data(), error)) return false;
     uint16_t* band = rows.data();
     uint8_t* band_state = state.data();
     const uint64_t valid = uint64_t(std::count(state.begin(), state.begin() + long(count), uint8_t(kValid)));
-    stats.valid += valid;
+    stats.valid += range.counted ? countRows(state.data(), y0, n, kValid) : valid;
     if (fill && valid < count) {
       // Re-read the band with a halo of rows on both sides and fill the window.
       const int a = std::max(0, y0 - halo), b = std::min(h, y0 + n + halo);
@@ -201,13 +238,30 @@ bool streamSource(demio::DemSource& source, bool fill, Pyramid& pyramid, const P
       band_state = state.data() + size_t(y0 - a) * size_t(w);
       if (!fillVoids(rows.data(), state.data(), w, b - a, type, quantised)) {
         // No valid sample anywhere near: use the last valid value seen (such tiles are usually
-        // absent anyway: a tile needs a valid sample to exist).
+        // absent anyway: a tile needs a valid sample to exist). A range that starts below row 0
+        // reads the bands above it back, last first, until it finds that value.
+        if (!have_last && !looked_back) {
+          looked_back = true;
+          std::vector<uint16_t> back(size_t(band_rows) * size_t(w));
+          std::vector<uint8_t> back_state(back.size());
+          for (int b0 = band0 - band_rows; b0 >= 0 && !have_last; b0 -= band_rows) {
+            if (!source.readRows(b0, band_rows, back.data(), back_state.data(), error)) return false;
+            for (size_t i = back.size(); i-- > 0;)
+              if (back_state[i] == kValid) {
+                last_valid = back[i];
+                have_last = true;
+                break;
+              }
+          }
+        }
         for (size_t i = 0; i < count; ++i) {
           band[i] = have_last ? last_valid : (type == hfpac::SampleType::Int16 ? 0x0000 : 0);
           band_state[i] = kFilled;
         }
       }
-      for (size_t i = 0; i < count; ++i) stats.filled += band_state[i] == kFilled;
+      if (range.counted) stats.filled += countRows(band_state, y0, n, kFilled);
+      else
+        for (size_t i = 0; i < count; ++i) stats.filled += band_state[i] == kFilled;
     }
     for (size_t i = count; i-- > 0;)
       if (band_state[i] == kValid) {
@@ -215,17 +269,21 @@ bool streamSource(demio::DemSource& source, bool fill, Pyramid& pyramid, const P
         have_last = true;
         break;
       }
-    for (int r = 0; r < n; ++r)
-      if (!pyramid.pushRow(band + size_t(r) * size_t(w), band_state + size_t(r) * size_t(w))) {
+    for (int r = std::max(0, first - y0); r < n && y0 + r <= last; ++r) {
+      const uint16_t* row = band + size_t(r) * size_t(w);
+      const uint8_t* row_state = band_state + size_t(r) * size_t(w);
+      if (range.tap) range.tap(y0 + r, row, row_state);
+      if (!pyramid.pushRow(row, row_state)) {
         if (error.empty()) error = "interrupted";
         return false;
       }
-    if (progress && !progress(double(y0 + n) / h, "")) {
+    }
+    if (progress && !progress(double(std::min(y0 + n, last + 1) - band0) / (last + 1 - band0), "")) {
       error = "interrupted";
       return false;
     }
   }
-  if (!pyramid.finish()) {
+  if (last == h - 1 && !pyramid.finish()) {
     if (error.empty()) error = "interrupted";
     return false;
   }

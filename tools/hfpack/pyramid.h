@@ -37,6 +37,11 @@ class Pyramid {
   bool pushRow(const uint16_t* row, const uint8_t* state);  // rows in order 0..H-1
   bool finish();                                            // after row H-1
   uint64_t maxTiles() const;                                // tiles of all complete grids
+  // Sharded packing: the next pushRow() is level-0 row y0 (a multiple of (p - 1) 2^(levels-1),
+  // so that every level starts a tile row there). Call before the first pushRow(). A pyramid
+  // that stops before row H - 1 emits every tile row that ends at or before its last row; it
+  // must not finish().
+  void startAt(uint32_t y0);
 
  private:
   struct Level {
@@ -57,6 +62,10 @@ class Pyramid {
   std::vector<uint8_t> lastState_;
 };
 
+// The index entry pack stores for an encoded tile (level, position, flags, statistics, codec);
+// offset, size and crc are the writer's.
+hfa::TileEntry tileEntry(const Tile& t, hfa::TileStats& stats, hfa::Codec codec);
+
 // Fills the voids (state kNodata) of a w x h window in place by push-pull interpolation
 // (an averaging pyramid of the valid samples, pulled back down bilinearly) and marks them
 // kFilled. Returns false when the window has no valid sample (nothing is changed then).
@@ -66,9 +75,21 @@ struct StreamStats {
   uint64_t valid = 0, filled = 0;
 };
 
+// A part of the rows for sharded packing (docs/sharded-packing.md). The default is everything.
+struct StreamRange {
+  int first = 0, last = -1;  // level-0 rows pushed: first..last (-1: H - 1); finish() only at H - 1
+  // The columns [c0, c1) of row y whose samples StreamStats counts (empty: every column).
+  std::function<void(int y, int& c0, int& c1)> counted;
+  // Sees every row pushed, after the void fill (empty: none).
+  std::function<void(int y, const uint16_t* row, const uint8_t* state)> tap;
+};
+
 // Reads the whole source in bands of rows, fills voids if asked (each band with a halo of
-// rows around it, so voids are interpolated from both sides), and pushes every row.
+// rows around it, so voids are interpolated from both sides), and pushes every row. With a
+// range, reads the same bands (with the same halos) as the whole stream does for those rows,
+// so every pushed row is the one the whole stream pushes; a band with no valid sample near it
+// takes the last valid sample above it as the whole stream does (read back if needed).
 bool streamSource(demio::DemSource& source, bool fill, Pyramid& pyramid, const Progress& progress,
-                  StreamStats& stats, std::string& error);
+                  StreamStats& stats, std::string& error, const StreamRange& range = StreamRange());
 
 }  // namespace hfpack

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "archive/fault_injection.h"
+#include "archive/http_source.h"
 #include "archive/read_limit.h"
 #include "codec/hfpac.h"
 
@@ -246,8 +247,12 @@ class ArchiveReader {
   ArchiveReader(const ArchiveReader&) = delete;
   ArchiveReader& operator=(const ArchiveReader&) = delete;
 
-  // Maps the file and validates header, strings, level table and index.
-  bool open(const std::string& path, std::string& error);
+  // Maps the file and validates header, strings, level table and index. `path` may be an
+  // http:// or https:// URL (http_source.h): the archive is then read by range requests into a
+  // local cache, with HttpOptions::fromEnvironment() unless `http` is given; every accessor
+  // below works the same, reads block until the bytes have arrived, and a network failure is a
+  // one-line error for the tile (the same tile may succeed when asked again).
+  bool open(const std::string& path, std::string& error, const HttpOptions* http = nullptr);
   void close();
 
   const Header& header() const { return header_; }
@@ -257,10 +262,15 @@ class ArchiveReader {
   // First index and count of the level's tiles in tiles().
   void levelRange(int level, size_t& first, size_t& count) const;
   uint64_t fileSize() const { return size_; }
+  const std::string& path() const { return path_; }
+  // True for an archive opened from a URL; its source's figures (requests, bytes, cache).
+  bool remote() const { return source_ != nullptr; }
+  SourceStats sourceStats() const { return source_ ? source_->stats() : SourceStats(); }
   // Index entries the file has room for (>= tiles().size(); the writer's maxTiles).
   uint32_t indexCapacity() const { return capacity_; }
 
-  // Payload bytes of a tile after checking bounds and CRC. Pointers stay valid until close().
+  // Payload bytes of a tile after checking bounds and CRC. Pointers stay valid until close();
+  // for a URL archive, until this thread's next payload() (a copy).
   // With a read limiter set, waits for the payload's transfer first (as imageryPayload does).
   // `alreadyRead`: bytes at the payload's start read before (decodeTileLossy), not charged to
   // the read limiter again.
@@ -299,6 +309,8 @@ class ArchiveReader {
   // disk overlap instead of faulting in one after another. Each tile is advised once until
   // dropPageCache(); out-of-range indices are ignored. Thread-safe, no effect on the data.
   void willNeed(const size_t* tiles, size_t count) const;
+  // The same for imagery tiles (the colour loaders' read-ahead); no once-only bookkeeping.
+  void willNeedImagery(const size_t* tiles, size_t count) const;
 
   // ---- imagery (empty / false for archives without it) ----
   bool hasImagery() const { return hasImagery_; }
@@ -314,14 +326,15 @@ class ArchiveReader {
   // ---- I/O for benchmarks (hfbench flythrough --io cold, --io-limit) ----
   // Every payload()/imageryPayload() then passes its bytes through `limiter` (shared by the
   // archives of one simulated disk; nullptr: none). Set it while no other thread reads.
-  void setReadLimiter(std::shared_ptr<ReadLimiter> limiter) { limiter_ = std::move(limiter); }
+  // A URL archive passes the bytes it receives from the server through it instead (the link).
+  void setReadLimiter(std::shared_ptr<ReadLimiter> limiter);
   // Faults injected into the copy functions' height reads (fault_injection.h; nullptr: none).
   // Set it while no other thread reads.
   void setFaultInjector(std::shared_ptr<FaultInjector> faults) { faults_ = std::move(faults); }
   FaultInjector* faultInjector() const { return faults_.get(); }
   // Evicts the file's pages from this process's mapping and from the page cache
   // (madvise MADV_DONTNEED + posix_fadvise POSIX_FADV_DONTNEED), so that the next payload reads
-  // come from the disk. Best effort: a file system that keeps files in memory (tmpfs) keeps
+  // come from the disk (a URL archive: its local cache is emptied). Best effort: a file system that keeps files in memory (tmpfs) keeps
   // them; residentFraction() tells. False with an error only when the file cannot be reopened.
   // Payload pointers stay valid (the pages are read again on access); call it while no other
   // thread reads, or those reads simply go to the disk.
@@ -332,8 +345,12 @@ class ArchiveReader {
  private:
   bool decodeBytes(size_t tile, const std::vector<uint8_t>& bytes, uint16_t* dst, hfpac::Layers layers,
                    std::string& error) const;
+  // Reads [offset, offset + n) of the mapping under a SIGBUS guard, after the source (if any)
+  // has the bytes; false with a one-line error naming `what`.
+  bool copyOut(uint8_t* dst, uint64_t offset, uint64_t n, const std::string& what, std::string& error) const;
   std::shared_ptr<ReadLimiter> limiter_;
   std::shared_ptr<FaultInjector> faults_;
+  std::unique_ptr<ByteSource> source_;  // URL archives: map_ is its mirror
   std::string path_;
   const uint8_t* map_ = nullptr;
   uint64_t size_ = 0;
@@ -347,6 +364,7 @@ class ArchiveReader {
   std::vector<ImageryEntry> imageryEntries_;
   std::vector<size_t> imageryLevelFirst_;  // imagery levels + 1 entries
   uint32_t imageryCapacity_ = 0;
+  bool validate(std::string& error);  // open()'s checks of the mapped bytes
   bool openImagery(uint64_t offset, uint32_t bytes, uint32_t crc, uint64_t payloadOffset,
                    uint64_t fileSize, std::string& error);
 };

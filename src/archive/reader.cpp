@@ -81,7 +81,8 @@ std::string changedOnDisk(const std::string& what) {
 ArchiveReader::~ArchiveReader() { close(); }
 
 void ArchiveReader::close() {
-  if (map_) ::munmap(const_cast<uint8_t*>(map_), size_t(size_));
+  if (map_ && !source_) ::munmap(const_cast<uint8_t*>(map_), size_t(size_));
+  source_.reset();  // a URL archive's mirror is the source's
   map_ = nullptr;
   size_ = 0;
   capacity_ = 0;
@@ -126,10 +127,27 @@ bool readString(const uint8_t* p, uint64_t size, uint64_t& pos, std::string& s) 
 }
 }  // namespace
 
-bool ArchiveReader::open(const std::string& path, std::string& error) {
+bool ArchiveReader::open(const std::string& path, std::string& error, const HttpOptions* http) {
   installSigbusGuard();
   close();
   path_ = path;
+  if (isUrl(path)) {
+    std::string notes;
+    const HttpOptions options = http ? *http : HttpOptions::fromEnvironment(&notes);
+    source_ = openHttpSource(path, options, error);
+    if (!source_) return false;
+    if (source_->size() < kHeaderBytes) {
+      error = "not an hfpack archive: " + std::to_string(source_->size()) + " bytes is shorter than the " +
+              std::to_string(kHeaderBytes) + "-byte header";
+      source_.reset();
+      return false;
+    }
+    map_ = source_->data();
+    size_ = source_->size();
+    if (validate(error)) return true;
+    close();
+    return false;
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     error = std::strerror(errno);
@@ -155,12 +173,22 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
   }
   map_ = static_cast<const uint8_t*>(m);
   size_ = uint64_t(st.st_size);
+  if (validate(error)) return true;
+  close();
+  return false;
+}
+
+bool ArchiveReader::validate(std::string& error) {
+  // The caller closes on failure: ranges held below must be released while the source lives.
   auto fail = [&](const std::string& msg) {
-    close();
     error = msg;
     return false;
   };
 
+  // A URL archive's bytes are fetched (and held) before they are read; a local one's are there.
+  std::string fetch_error;
+  AcquiredRange head(source_.get(), 0, kHeaderBytes, fetch_error);
+  if (!head.ok()) return fail(fetch_error);
   const uint8_t* h = map_;
   if (get32(h + kOffMagic) != kMagic) return fail("not an hfpack archive (bad magic)");
   const uint16_t version = get16(h + kOffVersion);
@@ -222,8 +250,12 @@ bool ArchiveReader::open(const std::string& path, std::string& error) {
   if (index_end > size_)
     return fail("truncated: the file has " + std::to_string(size_) + " of " +
                 std::to_string(file_size) + " bytes, the tile index is incomplete");
-  if (crc32(map_ + strings_offset, size_t(index_end - strings_offset)) != get32(h + kOffIndexCrc))
+  AcquiredRange index(source_.get(), strings_offset, index_end - strings_offset, fetch_error);
+  if (!index.ok()) return fail(fetch_error);
+  if (crc32(map_ + strings_offset, size_t(index_end - strings_offset)) != get32(h + kOffIndexCrc)) {
+    if (source_) source_->invalidate(0, index_end);  // fetched again by the next open
     return fail("corrupt tile index (checksum mismatch)");
+  }
 
   uint64_t pos = strings_offset;
   const uint64_t strings_end = strings_offset + strings_bytes;
@@ -309,8 +341,14 @@ bool ArchiveReader::openImagery(uint64_t offset, uint32_t bytes, uint32_t crc,
   if (offset + bytes > size_)
     return fail("truncated: the file has " + std::to_string(size_) + " of " + std::to_string(fileSize) +
                 " bytes, the imagery index is incomplete");
+  std::string fetch_error;
+  AcquiredRange held(source_.get(), offset, bytes, fetch_error);
+  if (!held.ok()) return fail(fetch_error);
   const uint8_t* d = map_ + offset;
-  if (crc32(d, bytes) != crc) return fail("corrupt imagery index (checksum mismatch)");
+  if (crc32(d, bytes) != crc) {
+    if (source_) source_->invalidate(offset, bytes);
+    return fail("corrupt imagery index (checksum mismatch)");
+  }
   if (get32(d + kImMagic) != kImageryMagic) return fail("corrupt imagery section (bad magic)");
   ImageryHeader& im = imagery_;
   const uint8_t codec = d[kImCodec];
@@ -400,6 +438,13 @@ bool ArchiveReader::imageryPayload(size_t tile, const uint8_t*& data, size_t& si
     error = "imagery tile #" + std::to_string(tile) + " does not exist";
     return false;
   }
+  if (source_) {  // a copy: the mirror's blocks may be evicted once released
+    thread_local std::vector<uint8_t> copy;
+    if (!copyImageryPayload(tile, copy, error)) return false;
+    data = copy.data();
+    size = copy.size();
+    return true;
+  }
   const ImageryEntry& e = imageryEntries_[tile];
   if (limiter_) limiter_->acquire(e.size);
   data = map_ + e.offset;  // bounds validated in open()
@@ -419,24 +464,53 @@ bool ArchiveReader::copyPayload(size_t tile, std::vector<uint8_t>& out, std::str
   }
   const TileEntry& e = entries_[tile];
   if (limiter_ && e.size > alreadyRead) limiter_->acquire(e.size - alreadyRead);
-  out.resize(e.size);
-  if (!guardedCopy(out.data(), map_ + e.offset, e.size)) {
-    error = changedOnDisk(tileName(tile));
-    return false;
-  }
-  if (faults_) {
-    size_t n = out.size();
-    if (faults_->apply(out.data(), n) == FaultInjector::Fault::Eio) {
-      error = tileName(tile) + ": read failed (injected I/O error)";
+  for (int attempt = 0;; ++attempt) {
+    out.resize(e.size);
+    if (!copyOut(out.data(), e.offset, e.size, tileName(tile), error)) return false;
+    if (faults_) {
+      size_t n = out.size();
+      if (faults_->apply(out.data(), n) == FaultInjector::Fault::Eio) {
+        error = tileName(tile) + ": read failed (injected I/O error)";
+        return false;
+      }
+      out.resize(n);
+    }
+    if (out.size() != e.size || crc32(out.data(), out.size()) != e.crc) {
+      // A URL archive fetches the bytes once more: a body corrupted on the way, or a cache
+      // block lost in a crash, is then repaired; a corrupt file on the server is not.
+      if (source_ && attempt == 0) {
+        source_->invalidate(e.offset, e.size);
+        continue;
+      }
+      error = tileName(tile) + ": checksum mismatch (corrupt payload)";
       return false;
     }
-    out.resize(n);
+    return true;
   }
-  if (out.size() != e.size || crc32(out.data(), out.size()) != e.crc) {
-    error = tileName(tile) + ": checksum mismatch (corrupt payload)";
+}
+
+bool ArchiveReader::copyOut(uint8_t* dst, uint64_t offset, uint64_t n, const std::string& what,
+                            std::string& error) const {
+  std::string fetch_error;
+  AcquiredRange held(source_.get(), offset, n, fetch_error);
+  if (!held.ok()) {
+    error = what + ": " + fetch_error;
+    return false;
+  }
+  if (!guardedCopy(dst, map_ + offset, size_t(n))) {
+    error = changedOnDisk(what);
     return false;
   }
   return true;
+}
+
+void ArchiveReader::setReadLimiter(std::shared_ptr<ReadLimiter> limiter) {
+  if (source_) {
+    source_->setLimiter(std::move(limiter));  // the link to the server, not the payload copies
+    limiter_.reset();
+  } else {
+    limiter_ = std::move(limiter);
+  }
 }
 
 bool ArchiveReader::copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uint32_t& prefixBytes,
@@ -454,19 +528,13 @@ bool ArchiveReader::copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uin
   // value is the first word of layer 2), all inside `out`.
   uint8_t head[hfpac::kHeaderBytes] = {};
   const bool haveHead = e.size >= sizeof head && isHfpacCodec(e.codec);  // raw, hfan: no layers
-  if (haveHead && !guardedCopy(head, map_ + e.offset, sizeof head)) {
-    error = changedOnDisk(tileName(tile));
-    return false;
-  }
+  if (haveHead && !copyOut(head, e.offset, sizeof head, tileName(tile), error)) return false;
   const uint64_t part = haveHead ? uint64_t(sizeof head) + get32(head + 20) + get32(head + 24) : 0;
   hfpac::PatchInfo info;
   bool layered = haveHead && part < e.size;
   if (layered) {
     out.assign(e.size, 0);
-    if (!guardedCopy(out.data(), map_ + e.offset, size_t(part))) {
-      error = changedOnDisk(tileName(tile));
-      return false;
-    }
+    if (!copyOut(out.data(), e.offset, part, tileName(tile), error)) return false;
     layered = hfpac::readInfo(out.data(), out.size(), info) == hfpac::Status::Ok && !info.flat && !info.stored &&
               !info.rbuc && info.width == p && info.height == p && info.type == header_.sampleType &&
               uint64_t(info.layer1Bytes) + info.layer2Bytes == part;
@@ -493,16 +561,19 @@ bool ArchiveReader::copyImageryPayload(size_t tile, std::vector<uint8_t>& out, s
   }
   const ImageryEntry& e = imageryEntries_[tile];
   if (limiter_) limiter_->acquire(e.size);
-  out.resize(e.size);
-  if (!guardedCopy(out.data(), map_ + e.offset, e.size)) {
-    error = changedOnDisk(imageryTileName(tile));
-    return false;
+  for (int attempt = 0;; ++attempt) {
+    out.resize(e.size);
+    if (!copyOut(out.data(), e.offset, e.size, imageryTileName(tile), error)) return false;
+    if (crc32(out.data(), out.size()) != e.crc) {
+      if (source_ && attempt == 0) {  // fetched once more, as copyPayload does
+        source_->invalidate(e.offset, e.size);
+        continue;
+      }
+      error = imageryTileName(tile) + ": checksum mismatch (corrupt payload)";
+      return false;
+    }
+    return true;
   }
-  if (crc32(out.data(), out.size()) != e.crc) {
-    error = imageryTileName(tile) + ": checksum mismatch (corrupt payload)";
-    return false;
-  }
-  return true;
 }
 
 void ArchiveReader::levelRange(int level, size_t& first, size_t& count) const {
@@ -531,6 +602,13 @@ bool ArchiveReader::payload(size_t tile, const uint8_t*& data, size_t& size,
   if (tile >= entries_.size()) {
     error = "tile #" + std::to_string(tile) + " does not exist";
     return false;
+  }
+  if (source_) {  // a copy: the mirror's blocks may be evicted once released
+    thread_local std::vector<uint8_t> copy;
+    if (!copyPayload(tile, copy, error, alreadyRead)) return false;
+    data = copy.data();
+    size = copy.size();
+    return true;
   }
   const TileEntry& e = entries_[tile];
   if (limiter_ && e.size > alreadyRead) limiter_->acquire(e.size - alreadyRead);
@@ -610,6 +688,14 @@ bool ArchiveReader::decodeBytes(size_t tile, const std::vector<uint8_t>& bytes, 
 }
 
 void ArchiveReader::willNeed(const size_t* tiles, size_t count) const {
+  if (source_) {  // one batch of range requests, adjacent tiles coalesced (http_source.h)
+    std::vector<ByteRange> ranges;
+    ranges.reserve(count);
+    for (size_t k = 0; k < count; ++k)
+      if (tiles[k] < entries_.size()) ranges.push_back({entries_[tiles[k]].offset, entries_[tiles[k]].size});
+    source_->prefetch(ranges.data(), ranges.size());
+    return;
+  }
   if (!map_ || !advised_) return;
   static const long page = ::sysconf(_SC_PAGESIZE);
   if (page <= 0) return;
@@ -622,10 +708,33 @@ void ArchiveReader::willNeed(const size_t* tiles, size_t count) const {
   }
 }
 
+void ArchiveReader::willNeedImagery(const size_t* tiles, size_t count) const {
+  if (!map_) return;
+  std::vector<ByteRange> ranges;
+  ranges.reserve(count);
+  for (size_t k = 0; k < count; ++k)
+    if (tiles[k] < imageryEntries_.size())
+      ranges.push_back({imageryEntries_[tiles[k]].offset, imageryEntries_[tiles[k]].size});
+  if (source_) {
+    source_->prefetch(ranges.data(), ranges.size());
+    return;
+  }
+  static const long page = ::sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  for (const ByteRange& r : ranges) {
+    const uint64_t first = r.offset / uint64_t(page) * uint64_t(page);
+    ::madvise(const_cast<uint8_t*>(map_) + first, size_t(r.offset + r.size - first), MADV_WILLNEED);
+  }
+}
+
 bool ArchiveReader::dropPageCache(std::string& error) const {
   if (!map_) {
     error = "archive not open";
     return false;
+  }
+  if (source_) {
+    source_->clearCache();
+    return true;
   }
   if (advised_)
     for (size_t t = 0; t < entries_.size(); ++t) advised_[t].store(0, std::memory_order_relaxed);
@@ -643,6 +752,7 @@ bool ArchiveReader::dropPageCache(std::string& error) const {
 
 double ArchiveReader::residentFraction() const {
   if (!map_ || size_ == 0) return -1;
+  if (source_) return double(source_->stats().bytesResident) / double(size_);
   const long page = ::sysconf(_SC_PAGESIZE);
   if (page <= 0) return -1;
   const size_t pages = size_t((size_ + uint64_t(page) - 1) / uint64_t(page));

@@ -262,12 +262,12 @@ int main(int argc, char** argv) {
   // opens at once and packs in the background (a preview, then the full archive); a screenshot
   // or a benchmark waits for the pack.
   std::unique_ptr<hfview::DemCacheRequest> backgroundPack;
-  if (positional.size() == 1 && hfview::isArchiveFile(positional[0])) {
+  if (positional.size() == 1 && (hfa::isUrl(positional[0]) || hfview::isArchiveFile(positional[0]))) {
     archivePath = positional[0];
     if (!imageryPath.empty()) return fail("--imagery is for DEM inputs (" + archivePath + " is an archive)");
   } else if (!positional.empty()) {
     for (const std::string& p : positional)
-      if (hfview::isArchiveFile(p)) return fail(p + " is an archive: give one archive, or DEMs to pack");
+      if (hfa::isUrl(p) || hfview::isArchiveFile(p)) return fail(p + " is an archive: give one archive, or DEMs to pack");
     hfview::DemCacheRequest req;
     req.inputs = positional;
     req.imagery = imageryPath;

@@ -354,6 +354,7 @@ class CudaColourStrategy final : public ColourStream {
       // until the batch is coded.
       std::vector<std::vector<uint8_t>> copies;
       copies.reserve(tiles.size());
+      archive_.willNeedImagery(tiles.data(), tiles.size());  // one batch of reads (a URL: coalesced)
       for (size_t tile : tiles) {
         std::string error;
         const hfa::ImageryEntry& e = archive_.imageryTiles()[tile];

@@ -21,6 +21,7 @@
 #include "render/gl/stream_gl.h"
 #include "render/stream/colour.h"
 #include "render/stream/request.h"
+#include "render/stream/retry.h"
 
 
 namespace hfr {
@@ -102,6 +103,10 @@ struct Renderer::Impl final : TileSink {
   AtlasLayout layout;
   std::unique_ptr<PageTable> pages;
   std::vector<uint8_t> failedTiles;
+  FailureRetry retry;  // a URL archive's failed tiles are asked for again (stream/retry.h)
+  double monotonicSeconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - clockStart).count();
+  }
   std::vector<long> parent;  // per tile, -1 for the top level
   std::vector<size_t> topTiles;
   uint64_t frameNo = 1;
@@ -160,9 +165,11 @@ struct Renderer::Impl final : TileSink {
     void uploadColour(const ColourTile& t, uint32_t layer) override { m.uploadColour(t, layer); }
     void colourFailed(size_t tile, const std::string& error) override {
       if (m.colourPages->resident(tile)) m.colourPages->release(tile);
-      if (!m.colourFailedTiles[tile])
-        std::fprintf(stderr, "Warning: %s; drawn from an ancestor\n", error.c_str());
+      if (!m.colourFailedTiles[tile] && m.colourRetry.failures(tile) == 0)
+        std::fprintf(stderr, "Warning: %s; drawn from an ancestor%s\n", error.c_str(),
+                     m.archive.remote() ? " (asked again after a back-off)" : "");
       m.colourFailedTiles[tile] = 1;
+      m.colourRetry.failed(tile, m.monotonicSeconds());
     }
     bool supportsChainUpload() const override { return m.colour && m.colour->format() == ColourFormat::Bc1; }
     void uploadColourChainFromBuffer(uint32_t layer, unsigned buffer, size_t offset) override {
@@ -174,6 +181,7 @@ struct Renderer::Impl final : TileSink {
   std::unique_ptr<ColourStream> colour;
   std::unique_ptr<PageTable> colourPages;
   std::vector<uint8_t> colourFailedTiles;
+  FailureRetry colourRetry;  // a URL archive's failed imagery tiles are asked for again
   std::vector<uint64_t> colourWantedFrame;  // per imagery tile: the last frame it was wanted within the atlas
   std::vector<uint64_t> selectedStamp;  // per height tile: the last frame it was in plan.selected
   std::vector<size_t> predictedOnly;    // this frame's predicted selection minus the current one
@@ -267,9 +275,11 @@ struct Renderer::Impl final : TileSink {
   void failed(size_t tile, const std::string& error) override {
     // A strategy that validates after reserve (cuda) hands back the slot here.
     if (pages->resident(tile)) pages->release(tile);
-    if (!failedTiles[tile])
-      std::fprintf(stderr, "Warning: %s; drawn from an ancestor\n", error.c_str());
+    if (!failedTiles[tile] && retry.failures(tile) == 0)
+      std::fprintf(stderr, "Warning: %s; drawn from an ancestor%s\n", error.c_str(),
+                   archive.remote() ? " (asked again after a back-off)" : "");
     failedTiles[tile] = 1;
+    retry.failed(tile, monotonicSeconds());
   }
 
   bool init(std::string& error);
@@ -440,6 +450,7 @@ bool Renderer::Impl::init(std::string& error) {
                     " (GPU out of memory)");
   pages = std::make_unique<PageTable>(entries.size(), layout.capacity());
   failedTiles.assign(entries.size(), 0);
+  retry.reset(entries.size());
   glTextureParameteri(atlas, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
   glTextureParameteri(atlas, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
 
@@ -605,6 +616,7 @@ bool Renderer::Impl::initColour(std::string& error) {
   glTextureParameteri(colourAtlas, GL_TEXTURE_MAX_LEVEL, colourMips - 1);
   colourPages = std::make_unique<PageTable>(tiles.size(), layers);
   colourFailedTiles.assign(tiles.size(), 0);
+  colourRetry.reset(tiles.size());
   colourWantedFrame.assign(tiles.size(), 0);
   colourPlanner = std::make_unique<ColourPlanner>(archive, *selector);
   colourPlanner->texelPixels = settings.imageryTexelPixels;
@@ -700,6 +712,11 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   LodCamera ahead;
   bool moving = false;
   std::vector<size_t> colourRequest;
+  if (archive.remote()) {  // the server may be back: failed tiles are wanted again when due
+    const double now = monotonicSeconds();
+    retry.releaseDue(failedTiles, now);
+    colourRetry.releaseDue(colourFailedTiles, now);
+  }
   {
     ScopedMs timer(selectMs);
     moving = predictCamera(cam, ahead);
@@ -1060,6 +1077,13 @@ bool Renderer::Impl::oceanFor(double level, std::string& error) {
     const int p = n + 1;
     std::vector<uint16_t> samples(size_t(p) * size_t(p));
     const bool kept = (h.flags & hfa::kFlagNodataKept) != 0;
+    {  // one batch of reads for the whole level (a URL archive: a few coalesced range requests)
+      size_t first = 0, count = 0;
+      archive.levelRange(L, first, count);
+      std::vector<size_t> level(count);
+      for (size_t i = 0; i < count; ++i) level[i] = first + i;
+      archive.willNeed(level.data(), level.size());
+    }
     for (uint32_t y = 0; y < ty; ++y)
       for (uint32_t x = 0; x < tx; ++x) {
         const long t = archive.find(L, x, y);

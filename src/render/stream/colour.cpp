@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "archive/archive.h"
+#include "render/stream/stream.h"
 
 namespace hfr {
 
@@ -349,13 +350,16 @@ void ColourStrategy::worker() {
                                            archive_.imagery().jpegTables.size(), tables_error);
   for (;;) {
     size_t tile;
+    ReadAhead ahead;  // this tile and the ones queued behind it (stream.h)
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
       if (stop_) return;
       tile = queue_.front();
       queue_.pop_front();
+      ahead.take(tile, queue_);
     }
+    archive_.willNeedImagery(ahead.tiles, ahead.count);
     const auto t0 = std::chrono::steady_clock::now();
     ColourTile done;
     uint64_t bytes = 0;

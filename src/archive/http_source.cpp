@@ -35,7 +35,7 @@ namespace {
 constexpr uint64_t B = kHttpBlockBytes;
 constexpr uint32_t kMetaMagic = 0x43484648u;  // "HFHC"
 constexpr uint32_t kMetaVersion = 1;
-constexpr uint64_t kMinCacheBytes = 64ull << 20;
+constexpr uint64_t kMinCacheBytes = 1ull << 20;  // below this, ranges would evict each other
 constexpr size_t kOpenBlocks = 4;  // the first request asks for this many blocks (the header and
                                    // usually the whole index of a small archive)
 

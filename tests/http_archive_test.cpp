@@ -1,0 +1,404 @@
+// Archives read from a real web server (issue 18): Debian's nginx on a loopback port
+// (nginx_server.h) serves the built-in sample archives, and ArchiveReader opens their URLs.
+// - every tile and imagery tile reads as from the local file, with fewer range requests than
+//   tiles (read-ahead coalesced), and a second process-like open uses the on-disk cache
+//   (validated by ETag: one request);
+// - a server without range support, a missing file (404): one clear error at open;
+// - the server killed while the archive is open: tiles fail with the network error, and read
+//   again once it is back;
+// - the file replaced or truncated on the server: tiles fail naming the change; a fresh open
+//   sees the new file;
+// - a corrupt block in the on-disk cache is fetched again (the payload CRC catches it);
+// - the cache stays within its budget (holes punched) and still reads right;
+// - a throttled server (limit_rate) still delivers every tile;
+// - with GL (EGL; llvmpipe in CI): a headless render from the URL equals the one from the
+//   local file, and a view whose tiles failed while the server was down recovers to the same
+//   image once it is back (failed tiles asked again after a back-off).
+// Skips with a message when nginx is not installed (scripts/hf deps installs nginx-light).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "archive/archive.h"
+#include "nginx_server.h"
+
+#ifdef HF_HTTP_GL_TESTS
+#include "render/gl/renderer.h"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+#define REQUIRE_NGINX()                                                                                 \
+  do {                                                                                                  \
+    if (!hf_test::NginxServer::available())                                                             \
+      GTEST_SKIP() << "nginx is not installed (/usr/sbin/nginx; scripts/hf deps installs nginx-light)"; \
+  } while (0)
+
+// A private cache folder per test, removed afterwards.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/hf_http_cache_XXXXXX";
+    if (::mkdtemp(tmpl)) path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+hfa::HttpOptions options(const TempDir& cache) {
+  hfa::HttpOptions o;
+  o.cacheDir = cache.path.string();
+  o.retries = 1;
+  o.retryDelay = 0.05;
+  o.connectTimeout = 2;
+  return o;
+}
+
+// The served copy of a local archive.
+void serve(const hf_test::NginxServer& server, const std::string& local, const std::string& name) {
+  fs::copy_file(local, fs::path(server.www()) / name, fs::copy_options::overwrite_existing);
+}
+
+std::vector<size_t> allTiles(const hfa::ArchiveReader& a) {
+  std::vector<size_t> t(a.tiles().size());
+  for (size_t i = 0; i < t.size(); ++i) t[i] = i;
+  return t;
+}
+
+// Every tile of `remote` decodes to `local`'s samples; imagery payloads equal.
+void expectSameContent(const hfa::ArchiveReader& local, const hfa::ArchiveReader& remote) {
+  ASSERT_EQ(local.tiles().size(), remote.tiles().size());
+  EXPECT_EQ(local.header().width, remote.header().width);
+  EXPECT_EQ(local.header().codec, remote.header().codec);
+  const size_t p = size_t(local.header().tileSize());
+  std::vector<uint16_t> a(p * p), b(p * p);
+  for (size_t i = 0; i < local.tiles().size(); ++i) {
+    std::string e1, e2;
+    ASSERT_TRUE(local.decodeTile(i, a.data(), e1)) << e1;
+    ASSERT_TRUE(remote.decodeTile(i, b.data(), e2)) << e2;
+    ASSERT_EQ(a, b) << local.tileName(i);
+  }
+  ASSERT_EQ(local.imageryTiles().size(), remote.imageryTiles().size());
+  for (size_t i = 0; i < local.imageryTiles().size(); ++i) {
+    std::vector<uint8_t> x, y;
+    std::string e1, e2;
+    ASSERT_TRUE(local.copyImageryPayload(i, x, e1)) << e1;
+    ASSERT_TRUE(remote.copyImageryPayload(i, y, e2)) << e2;
+    ASSERT_EQ(x, y) << local.imageryTileName(i);
+  }
+}
+
+TEST(HttpArchive, ReadsEveryTileAsTheLocalFileAndReusesItsCache) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  TempDir cache;
+  for (const char* local : {HF_SAMPLE_ARCHIVE, HF_IMAGERY_ARCHIVE}) {
+    SCOPED_TRACE(local);
+    if (!fs::exists(local)) continue;  // the imagery archive needs GDAL at build time
+    const std::string name = fs::path(local).filename().string();
+    serve(server, local, name);
+    hfa::ArchiveReader l, r;
+    ASSERT_TRUE(l.open(local, error)) << error;
+    const hfa::HttpOptions o = options(cache);
+    const size_t before = server.requests();
+    ASSERT_TRUE(r.open(server.url(name), error, &o)) << error;
+    EXPECT_TRUE(r.remote());
+    EXPECT_EQ(r.fileSize(), l.fileSize());
+    // The loaders' read-ahead: all tiles announced at once, fetched in a few coalesced ranges.
+    const std::vector<size_t> tiles = allTiles(r);
+    r.willNeed(tiles.data(), tiles.size());
+    std::vector<size_t> imagery(r.imageryTiles().size());
+    for (size_t i = 0; i < imagery.size(); ++i) imagery[i] = i;
+    r.willNeedImagery(imagery.data(), imagery.size());
+    expectSameContent(l, r);
+    const size_t requests = server.requests() - before;
+    EXPECT_EQ(requests, r.sourceStats().requests);
+    EXPECT_LT(double(requests), 0.5 * double(tiles.size() + imagery.size())) << "coalescing";
+    EXPECT_TRUE(r.sourceStats().persistent) << r.sourceStats().note;
+    r.close();  // saves the cache's map
+
+    // Again: the cache is valid (same ETag and size), so only the opening request is made.
+    const size_t again = server.requests();
+    hfa::ArchiveReader r2;
+    ASSERT_TRUE(r2.open(server.url(name), error, &o)) << error;
+    expectSameContent(l, r2);
+    EXPECT_EQ(server.requests() - again, 1u);
+  }
+}
+
+TEST(HttpArchive, ServerWithoutRangeRequestsAndMissingFilesAreClearErrors) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server("max_ranges 0;");
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  hfa::ArchiveReader r;
+  EXPECT_FALSE(r.open(server.url("a.hfa"), error, &o));
+  EXPECT_NE(error.find("ignores Range requests"), std::string::npos) << error;
+  EXPECT_FALSE(r.open(server.url("missing.hfa"), error, &o));
+  EXPECT_NE(error.find("HTTP 404"), std::string::npos) << error;
+  // Not an archive at all.
+  { std::ofstream(fs::path(server.www()) / "page.html") << "<html>hello</html>"; }
+  EXPECT_FALSE(r.open(server.url("page.html"), error, &o));
+  EXPECT_NE(error.find("not an hfpack archive"), std::string::npos) << error;
+  // Nobody listening.
+  server.stop();
+  EXPECT_FALSE(r.open(server.url("a.hfa"), error, &o));
+  EXPECT_NE(error.find("tries"), std::string::npos) << error;
+}
+
+TEST(HttpArchive, ServerStoppedAndRestartedWhileOpen) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  hfa::ArchiveReader l, r;
+  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  // Tiles past the first request's blocks (those came with the header): not cached yet.
+  size_t victim = 0;
+  while (victim < r.tiles().size() && r.tiles()[victim].offset < 8 * hfa::kHttpBlockBytes) ++victim;
+  ASSERT_LT(victim, r.tiles().size());
+  const size_t last = r.tiles().size() - 1;
+  const size_t p = size_t(r.header().tileSize());
+  std::vector<uint16_t> a(p * p), b(p * p);
+  server.stop();
+  EXPECT_FALSE(r.decodeTile(victim, b.data(), error));
+  EXPECT_NE(error.find(server.url("a.hfa")), std::string::npos) << error;
+  EXPECT_NE(error.find(r.tileName(victim)), std::string::npos) << error;
+  EXPECT_GE(r.sourceStats().failures, 1u);
+  ASSERT_TRUE(server.start(error)) << error;
+  for (size_t t : {victim, last}) {
+    ASSERT_TRUE(l.decodeTile(t, a.data(), error)) << error;
+    ASSERT_TRUE(r.decodeTile(t, b.data(), error)) << error;
+    EXPECT_EQ(a, b);
+  }
+}
+
+TEST(HttpArchive, FileReplacedOrTruncatedOnTheServer) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  const size_t p = 129;
+  std::vector<uint16_t> b(p * p);
+  {
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    ASSERT_EQ(size_t(r.header().tileSize()), p);
+    // Replaced by another archive (its raw twin: another size and ETag).
+    serve(server, HF_SAMPLE_RAW_ARCHIVE, "a.hfa");
+    EXPECT_FALSE(r.decodeTile(r.tiles().size() - 1, b.data(), error));
+    EXPECT_NE(error.find("changed on the server"), std::string::npos) << error;
+  }
+  {
+    // A fresh open sees the new file (the old cache does not match it and is dropped).
+    hfa::ArchiveReader l, r;
+    ASSERT_TRUE(l.open(HF_SAMPLE_RAW_ARCHIVE, error)) << error;
+    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    EXPECT_EQ(r.header().codec, hfa::Codec::Raw);
+    expectSameContent(l, r);
+    // Truncated to half while open: the tiles beyond fail, naming the change.
+    const uintmax_t half = fs::file_size(fs::path(server.www()) / "a.hfa") / 2;
+    hfa::ArchiveReader r2;
+    ASSERT_TRUE(r2.open(server.url("a.hfa"), error, &o)) << error;
+    r2.dropPageCache(error);  // nothing cached: every tile goes to the server
+    fs::resize_file(fs::path(server.www()) / "a.hfa", half);
+    EXPECT_FALSE(r2.decodeTile(r2.tiles().size() - 1, b.data(), error));
+    EXPECT_TRUE(error.find("changed on the server") != std::string::npos ||
+                error.find("shorter than when it was opened") != std::string::npos)
+        << error;
+  }
+  // And opened truncated: the reader's own check names the cut.
+  hfa::ArchiveReader r3;
+  EXPECT_FALSE(r3.open(server.url("a.hfa"), error, &o));
+  EXPECT_NE(error.find("truncated"), std::string::npos) << error;
+}
+
+TEST(HttpArchive, CorruptCacheBlockIsFetchedAgain) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  hfa::ArchiveReader l;
+  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+  std::string mirror;
+  const size_t victim = l.tiles().size() / 2;
+  {
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    const std::vector<size_t> tiles = allTiles(r);
+    r.willNeed(tiles.data(), tiles.size());
+    expectSameContent(l, r);
+    mirror = r.sourceStats().cachePath;
+  }
+  ASSERT_FALSE(mirror.empty());
+  {  // one byte of the victim's payload flipped in the mirror (a disk error, a crash)
+    std::fstream f(mirror, std::ios::in | std::ios::out | std::ios::binary);
+    const std::streamoff at = std::streamoff(l.tiles()[victim].offset + l.tiles()[victim].size / 2);
+    f.seekg(at);
+    char c = 0;
+    f.read(&c, 1);
+    c = char(c ^ 0x5a);
+    f.seekp(at);
+    f.write(&c, 1);
+  }
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  const size_t before = server.requests();
+  const size_t p = size_t(l.header().tileSize());
+  std::vector<uint16_t> a(p * p), b(p * p);
+  ASSERT_TRUE(l.decodeTile(victim, a.data(), error)) << error;
+  ASSERT_TRUE(r.decodeTile(victim, b.data(), error)) << error;
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(server.requests() - before, 1u) << "the corrupt block, fetched again";
+}
+
+TEST(HttpArchive, CacheStaysWithinItsBudget) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  hfa::HttpOptions o = options(cache);
+  o.cacheBytes = 1 << 20;  // a quarter of the archive
+  hfa::ArchiveReader l, r;
+  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  ASSERT_GT(r.fileSize(), 3u * o.cacheBytes);
+  expectSameContent(l, r);
+  const hfa::SourceStats s = r.sourceStats();
+  EXPECT_LE(s.bytesResident, o.cacheBytes);
+  EXPECT_GE(s.bytesFetched, r.fileSize() / 2);
+  struct stat st;
+  ASSERT_EQ(::stat(s.cachePath.c_str(), &st), 0);
+  EXPECT_LE(uint64_t(st.st_blocks) * 512, o.cacheBytes + (256u << 10)) << "holes punched";
+}
+
+TEST(HttpArchive, ThrottledServerDeliversEveryTile) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server("limit_rate 8m;");
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  hfa::ArchiveReader l, r;
+  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  const std::vector<size_t> tiles = allTiles(r);
+  r.willNeed(tiles.data(), tiles.size());
+  expectSameContent(l, r);
+  EXPECT_EQ(r.sourceStats().failures, 0u);
+}
+
+#ifdef HF_HTTP_GL_TESTS
+// A headless render of `archive` from the sample's default-like camera, until settled with no
+// failed tile or the deadline; returns the pixels.
+struct View {
+  std::vector<uint8_t> px;
+  hfr::FrameStats stats;
+  bool settled = false;
+};
+
+View renderUntil(hfr::Renderer& r, const hfr::Camera& cam, double seconds, bool wantNoFailures) {
+  View v;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    r.stream(cam);
+    r.frame(cam, &v.stats);
+    v.settled = r.settled();
+    if (v.settled && (!wantNoFailures || v.stats.failedTiles == 0)) break;
+    if (std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  v.px = r.readPixels();
+  return v;
+}
+
+struct Scene {
+  hfa::ArchiveReader archive;
+  std::unique_ptr<hfr::StreamStrategy> strategy;
+  std::unique_ptr<hfr::Renderer> renderer;
+};
+
+std::string openScene(Scene& s, const std::string& path, const hfa::HttpOptions* o) {
+  std::string error;
+  if (!s.archive.open(path, error, o)) return error;
+  s.strategy = hfr::makeStreamStrategy("cpu", s.archive, error);
+  if (!s.strategy) return error;
+  hfr::RenderSettings rs;
+  rs.width = 320;
+  rs.height = 240;
+  s.renderer = hfr::Renderer::create(s.archive, *s.strategy, rs, error);
+  return s.renderer ? "" : error;
+}
+
+TEST(HttpArchiveGl, RenderFromTheUrlEqualsTheLocalFileAndRecoversFromAnOutage) {
+  REQUIRE_NGINX();
+  std::string error;
+  auto context = hfr::createHeadlessContext(error);
+  if (!context) GTEST_SKIP() << "no headless GL: " << error;
+  hf_test::NginxServer server;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  Scene local;
+  ASSERT_EQ(openScene(local, HF_SAMPLE_ARCHIVE, nullptr), "");
+  const hfr::Camera cam = local.renderer->defaultCamera();
+  const View want = renderUntil(*local.renderer, cam, 60, true);
+  ASSERT_TRUE(want.settled);
+  {
+    Scene remote;
+    ASSERT_EQ(openScene(remote, server.url("a.hfa"), &o), "");
+    const View got = renderUntil(*remote.renderer, cam, 60, true);
+    EXPECT_TRUE(got.settled);
+    EXPECT_EQ(got.stats.failedTiles, 0u);
+    EXPECT_TRUE(got.px == want.px) << "the URL's render differs from the local file's";
+  }
+  // An outage: the server goes away right after the open, so every tile fails at first; the
+  // viewer keeps drawing (what it has: nothing here) and, once the server is back, asks for the
+  // failed tiles again and ends with the same image.
+  TempDir cold;
+  const hfa::HttpOptions o2 = options(cold);
+  Scene remote;
+  ASSERT_EQ(openScene(remote, server.url("a.hfa"), &o2), "");
+  server.stop();
+  const View down = renderUntil(*remote.renderer, cam, 20, false);
+  EXPECT_TRUE(down.settled);
+  EXPECT_GT(down.stats.failedTiles, 0u);
+  ASSERT_TRUE(server.start(error)) << error;
+  const View back = renderUntil(*remote.renderer, cam, 60, true);
+  EXPECT_TRUE(back.settled);
+  EXPECT_EQ(back.stats.failedTiles, 0u);
+  EXPECT_TRUE(back.px == want.px) << "not recovered to the local file's render";
+}
+#endif
+
+}  // namespace

@@ -1080,9 +1080,9 @@ bool Renderer::Impl::oceanFor(double level, std::string& error) {
     {  // one batch of reads for the whole level (a URL archive: a few coalesced range requests)
       size_t first = 0, count = 0;
       archive.levelRange(L, first, count);
-      std::vector<size_t> level(count);
-      for (size_t i = 0; i < count; ++i) level[i] = first + i;
-      archive.willNeed(level.data(), level.size());
+      std::vector<size_t> levelTiles(count);
+      for (size_t i = 0; i < count; ++i) levelTiles[i] = first + i;
+      archive.willNeed(levelTiles.data(), levelTiles.size());
     }
     for (uint32_t y = 0; y < ty; ++y)
       for (uint32_t x = 0; x < tx; ++x) {

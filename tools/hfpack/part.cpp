@@ -289,11 +289,11 @@ std::string planDifference(const std::string& a, const std::string& b) {
 
 ShardLayout shardLayout(const hfa::Header& h, int shard, int shards) {
   ShardLayout s;
-  // S: the coarsest level with at least 4 roots per shard (level 0 when none has), so that
+  // S: the coarsest level with at least 16 roots per shard (level 0 when none has), so that
   // roots balance well and the merge's own levels are small.
   int split = 0;
   for (int l = h.levels - 1; l >= 0; --l)
-    if (uint64_t(h.tilesX(l)) * h.tilesY(l) >= 4 * uint64_t(shards)) {
+    if (uint64_t(h.tilesX(l)) * h.tilesY(l) >= 16 * uint64_t(shards)) {
       split = l;
       break;
     }

@@ -5,7 +5,8 @@
 # Starts munged (a temporary key and socket), slurmctld and slurmd on 127.0.0.1 with a temporary
 # slurm.conf (free ports, state, spool, logs and pid files all in one temporary folder), submits
 # SCRIPT with 4 array tasks on DEM and --wait, and compares the merged archive with a single
-# `hfpack DEM -o ...` (cmp). Everything is bounded in time and killed on exit (trap).
+# `hfpack DEM -o ...` (cmp); then parts that fail (a bad option) must cancel the merge and leave
+# no archive. Everything is bounded in time and killed on exit (trap).
 # Exit status: 0 passed, 1 failed, 77 skipped (ctest SKIP_RETURN_CODE): Slurm or munge is not
 # installed, the test does not run as root (slurmd must), or the daemons cannot start here; the
 # reason is printed. HF_SLURM_REQUIRED=1 turns a skip into a failure.
@@ -132,5 +133,15 @@ for i in $(seq 1 "$PARTS"); do
 done
 ls "$T"/work/*.part > /dev/null 2>&1 && fail "the parts were not removed after the merge"
 cmp "$T/single.hfa" "$T/merged.hfa" || fail "the merged archive differs from the single pack"
-echo "PASS: $PARTS array tasks + dependent merge on Slurm == single pack ($(stat -c %s "$T/merged.hfa") bytes)"
+echo "slurm: $PARTS array tasks + dependent merge == single pack ($(stat -c %s "$T/merged.hfa") bytes)"
+
+# ---- a part that fails: the merge must not run, no archive ----
+start=$(date +%s)
+timeout 120 "$SCRIPT" --hfpack "$HFPACK" -n 2 -o "$T/bad.hfa" -w "$T/badwork" --wait "$DEM" -- -q --segment 7
+rc=$?
+echo "slurm: with failing parts the script ended with status $rc after $(( $(date +%s) - start )) s"
+[[ $rc != 0 ]] || fail "the script succeeded although its parts failed"
+[[ ! -e "$T/bad.hfa" ]] || fail "an archive was written although the parts failed"
+grep -q "^Error: " "$T"/badwork/part-1.log || fail "no Error: line in the failed part's log"
+echo "PASS: Slurm sharded pack == single pack; failed parts leave no archive"
 exit 0

@@ -18,7 +18,8 @@
 #   --throttle K    at most K parts at once (sbatch --array=1-N%K)
 #   --merge-sbatch "..."  extra sbatch options for the merge job
 #   --keep-parts    keep the parts after a successful merge (default: removed)
-#   --wait          wait for the merge job to end (sbatch --wait); the exit status is the merge's
+#   --wait          wait for the merge job to end (sbatch --wait); exit status 0 only if it completed
+#                   (1 when it failed, or was cancelled because a part failed)
 #   PACK_OPTIONS    any hfpack pack option (--codec, --bits, --segment, --patch, --nodata, ...)
 #                   except -o, --shard and --imagery (imagery is not packed sharded)
 # Prints "parts: JOBID (array 1-N)" and "merge: JOBID" and exits 0 once both are submitted (with
@@ -111,4 +112,14 @@ set -e
 mid="${mid%%;*}"
 [[ -n "$mid" ]] || die "sbatch of the merge failed"
 echo "merge: $mid"
+if [[ $wait -eq 1 ]]; then
+  # sbatch --wait returns 0 for a merge cancelled because a part failed: ask for its state.
+  state="$(scontrol show job -o "$mid" 2> /dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p')"
+  if [[ -n "$state" && "$state" != COMPLETED ]]; then
+    echo "Error: the merge job $mid ended $state (a part failed? see $work/part-*.log, $work/merge.log)" >&2
+    exit 1
+  fi
+  [[ -n "$state" || $rc -ne 0 || -f "$out" ]] || die "the merge job $mid wrote no $out (see $work/merge.log)"
+  [[ $rc -eq 0 ]] || echo "Error: the merge job $mid failed (see $work/merge.log)" >&2
+fi
 exit $rc

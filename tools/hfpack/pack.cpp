@@ -404,12 +404,12 @@ bool pack(const PackOptions& o, PackResult& result, std::string& error) {
     stream_progress = [&](double f, const char*) { return o.progress(0.1 + (heightsEnd - 0.1) * f, "pack"); };
   StreamStats ss;
   StreamRange range;
+  const uint64_t W = h.width, H = h.height;  // (the lambdas below refer to them)
   if (sharded) {
     // This shard's rows; its roots' samples counted; its share of the coarse grid kept.
     range.first = int(layout.firstRow);
     range.last = int(layout.lastRow);
     pyramid.startAt(uint32_t(layout.firstRow));
-    const uint64_t W = h.width, H = h.height;
     range.counted = [&](int y, int& c0, int& c1) {
       uint64_t x0, x1;
       layout.rootColumns(std::min(uint64_t(y) / layout.span, uint64_t(layout.rootsY) - 1), x0, x1);

@@ -39,6 +39,7 @@ namespace {
 
 #define REQUIRE_NGINX()                                                                                 \
   do {                                                                                                  \
+    if (!hfa::httpSupported()) GTEST_SKIP() << "this build reads no URLs (no libcurl)";                \
     if (!hf_test::NginxServer::available())                                                             \
       GTEST_SKIP() << "nginx is not installed (/usr/sbin/nginx; scripts/hf deps installs nginx-light)"; \
   } while (0)

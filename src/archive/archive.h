@@ -266,6 +266,9 @@ class ArchiveReader {
   // True for an archive opened from a URL; its source's figures (requests, bytes, cache).
   bool remote() const { return source_ != nullptr; }
   SourceStats sourceStats() const { return source_ ? source_->stats() : SourceStats(); }
+  // A URL archive: distinct height and imagery tiles read since open() or dropPageCache() (with
+  // a cold cache, the tiles that came over the network; benchmarks divide requests by it).
+  uint64_t remoteTilesRead() const { return remoteRead_.load(std::memory_order_relaxed); }
   // Index entries the file has room for (>= tiles().size(); the writer's maxTiles).
   uint32_t indexCapacity() const { return capacity_; }
 
@@ -358,6 +361,13 @@ class ArchiveReader {
   Header header_;
   std::vector<TileEntry> entries_;
   std::unique_ptr<std::atomic<uint8_t>[]> advised_;  // willNeed() given, per tile
+  // URL archives: read since the last cache drop, per height tile then per imagery tile.
+  std::unique_ptr<std::atomic<uint8_t>[]> readOnce_;
+  mutable std::atomic<uint64_t> remoteRead_{0};
+  void countRemoteRead(size_t slot) const {
+    if (readOnce_ && !readOnce_[slot].exchange(1, std::memory_order_relaxed))
+      remoteRead_.fetch_add(1, std::memory_order_relaxed);
+  }
   std::vector<size_t> levelFirst_;  // levels + 1 entries
   bool hasImagery_ = false;
   ImageryHeader imagery_;

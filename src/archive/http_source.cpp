@@ -3,7 +3,9 @@
 // wait on a condition variable for the blocks they need.
 #include "archive/http_source.h"
 
+#if HF_HAVE_CURL
 #include <curl/curl.h>
+#endif
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
@@ -28,9 +30,20 @@
 
 #include "archive/read_limit.h"
 
+#ifndef HF_HAVE_CURL
+#define HF_HAVE_CURL 0
+#endif
+
 namespace hfa {
 
 namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+#if HF_HAVE_CURL
 
 constexpr uint64_t B = kHttpBlockBytes;
 constexpr uint32_t kMetaMagic = 0x43484648u;  // "HFHC"
@@ -70,11 +83,6 @@ bool makeDirs(const std::string& path) {
     }
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string lower(std::string s) {
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 std::string trim(const std::string& s) {
@@ -972,6 +980,8 @@ void HttpSource::finishTransfer(Transfer* t, CURLcode rc) {
   delete t;
 }
 
+#endif  // HF_HAVE_CURL
+
 }  // namespace
 
 bool isUrl(const std::string& path) {
@@ -1001,10 +1011,19 @@ HttpOptions HttpOptions::fromEnvironment(std::string* notes) {
   return o;
 }
 
+bool httpSupported() { return HF_HAVE_CURL != 0; }
+
 std::unique_ptr<ByteSource> openHttpSource(const std::string& url, const HttpOptions& options, std::string& error) {
+#if HF_HAVE_CURL
   auto source = std::make_unique<HttpSource>();
   if (!source->open(url, options, error)) return nullptr;
   return source;
+#else
+  (void)url;
+  (void)options;
+  error = "this build reads no URLs (built without libcurl: install libcurl4-openssl-dev and rebuild)";
+  return nullptr;
+#endif
 }
 
 }  // namespace hfa

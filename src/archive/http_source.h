@@ -44,6 +44,9 @@ struct HttpOptions {
   static HttpOptions fromEnvironment(std::string* notes = nullptr);
 };
 
+// Whether this build reads URLs (libcurl found at build time, CMake option HF_HTTP).
+bool httpSupported();
+
 // True for "http://..." and "https://..." (case-insensitive scheme).
 bool isUrl(const std::string& path);
 

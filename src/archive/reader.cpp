@@ -83,6 +83,8 @@ ArchiveReader::~ArchiveReader() { close(); }
 void ArchiveReader::close() {
   if (map_ && !source_) ::munmap(const_cast<uint8_t*>(map_), size_t(size_));
   source_.reset();  // a URL archive's mirror is the source's
+  readOnce_.reset();
+  remoteRead_ = 0;
   map_ = nullptr;
   size_ = 0;
   capacity_ = 0;
@@ -144,7 +146,10 @@ bool ArchiveReader::open(const std::string& path, std::string& error, const Http
     }
     map_ = source_->data();
     size_ = source_->size();
-    if (validate(error)) return true;
+    if (validate(error)) {
+      readOnce_ = std::make_unique<std::atomic<uint8_t>[]>(entries_.size() + imageryEntries_.size());
+      return true;
+    }
     close();
     return false;
   }
@@ -464,6 +469,7 @@ bool ArchiveReader::copyPayload(size_t tile, std::vector<uint8_t>& out, std::str
   }
   const TileEntry& e = entries_[tile];
   if (limiter_ && e.size > alreadyRead) limiter_->acquire(e.size - alreadyRead);
+  countRemoteRead(tile);
   for (int attempt = 0;; ++attempt) {
     out.resize(e.size);
     if (!copyOut(out.data(), e.offset, e.size, tileName(tile), error)) return false;
@@ -528,6 +534,7 @@ bool ArchiveReader::copyLossyPayload(size_t tile, std::vector<uint8_t>& out, uin
   // value is the first word of layer 2), all inside `out`.
   uint8_t head[hfpac::kHeaderBytes] = {};
   const bool haveHead = e.size >= sizeof head && isHfpacCodec(e.codec);  // raw, hfan: no layers
+  countRemoteRead(tile);
   if (haveHead && !copyOut(head, e.offset, sizeof head, tileName(tile), error)) return false;
   const uint64_t part = haveHead ? uint64_t(sizeof head) + get32(head + 20) + get32(head + 24) : 0;
   hfpac::PatchInfo info;
@@ -561,6 +568,7 @@ bool ArchiveReader::copyImageryPayload(size_t tile, std::vector<uint8_t>& out, s
   }
   const ImageryEntry& e = imageryEntries_[tile];
   if (limiter_) limiter_->acquire(e.size);
+  countRemoteRead(entries_.size() + tile);
   for (int attempt = 0;; ++attempt) {
     out.resize(e.size);
     if (!copyOut(out.data(), e.offset, e.size, imageryTileName(tile), error)) return false;
@@ -734,6 +742,8 @@ bool ArchiveReader::dropPageCache(std::string& error) const {
   }
   if (source_) {
     source_->clearCache();
+    for (size_t t = 0; t < entries_.size() + imageryEntries_.size(); ++t) readOnce_[t].store(0, std::memory_order_relaxed);
+    remoteRead_ = 0;
     return true;
   }
   if (advised_)

@@ -188,6 +188,10 @@ struct Measured {
   std::vector<double> repeatFirstViewMs, repeatMedianMs;
   double cacheLoadMs = 0;    // --cache vram: loading the archive into device memory
   uint64_t cacheBytes = 0;   // and the bytes it holds
+  // A URL archive (http_source.h): range requests and body bytes during the run, and the
+  // distinct tiles (heights + imagery) it read (with --io cold: all came over the network).
+  bool remote = false;
+  uint64_t httpRequests = 0, httpBytes = 0, httpTiles = 0;
 };
 
 // The first view: the first frame with every wanted tile resident; with progressive loading
@@ -538,6 +542,11 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
     j.field("triangles_per_frame", m.sum.meanTriangles);
     j.field("triangles_per_pixel", m.sum.meanTriangles / double(std::max(1, rs.width * rs.height)));
     j.field("frames", m.sum.frames).field("atlas_slots", m.run.atlasSlots);
+    if (m.remote)
+      j.field("http_requests", m.httpRequests)
+          .field("http_bytes", m.httpBytes)
+          .field("http_tiles", m.httpTiles)
+          .field("requests_per_tile", m.httpTiles ? double(m.httpRequests) / double(m.httpTiles) : 0.0);
     j.endObject();
   }
   j.endArray();
@@ -836,8 +845,18 @@ int runFlythroughCommand(int argc, char** argv) {
       if (!quiet)
         std::fprintf(stderr, "hfbench flythrough: %s%s ...\n", spec.label.c_str(),
                      repeats > 1 ? (" (repeat " + std::to_string(r + 1) + ")").c_str() : "");
+      const hfa::ArchiveReader& ra = *archives[size_t(spec.archive)];
+      const hfa::SourceStats httpBefore = ra.sourceStats();
+      const uint64_t tilesBefore = ra.remoteTilesRead();
       if (!hfr::runFlythrough(*archives[size_t(spec.archive)], *strategy, runSettings(rs, spec, *archives[size_t(spec.archive)]), fly, m.run, error))
         return fail(spec.label + ": " + error);
+      m.remote = ra.remote();
+      if (m.remote) {
+        const hfa::SourceStats httpAfter = ra.sourceStats();
+        m.httpRequests = httpAfter.requests - httpBefore.requests;
+        m.httpBytes = httpAfter.bytesFetched - httpBefore.bytesFetched;
+        m.httpTiles = ra.remoteTilesRead() - tilesBefore;
+      }
       m.name = strategy->name();
       m.sum = hfr::summarize(m.run);
       if (!quiet)
@@ -846,6 +865,11 @@ int runFlythroughCommand(int argc, char** argv) {
                      "%.3f p99 %.3f max %.3f ms | render CPU %.3f ms\n",
                      spec.label.c_str(), firstViewMs(m), m.run.fill.ms, m.sum.medianMs, m.sum.p99Ms, m.sum.maxMs,
                      m.sum.medianRenderCpuMs);
+      if (!quiet && m.remote)
+        std::fprintf(stderr, "hfbench flythrough: %-14s http: %llu range requests, %.1f MiB, %llu tiles, %.2f requests per tile, missing %.2f tiles per frame\n",
+                     spec.label.c_str(), static_cast<unsigned long long>(m.httpRequests), double(m.httpBytes) / 1048576.0,
+                     static_cast<unsigned long long>(m.httpTiles),
+                     m.httpTiles ? double(m.httpRequests) / double(m.httpTiles) : 0.0, m.sum.meanMissing);
       perSpec[si].push_back(std::move(m));
     }
   }

@@ -40,7 +40,14 @@ trap cleanup EXIT
 mkdir -p "$PREFIX/www" "$PREFIX/tmp"
 ln -s "$RAW" "$PREFIX/www/raw.hfa"
 ln -s "$HFPAC" "$PREFIX/www/hfpac.hfa"
-PORT="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+# A free loopback port (nothing answers on it), without python or curl (the GPU machine has neither).
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+PORT=""
+for _ in $(seq 50); do
+  p=$((20000 + RANDOM % 30000))
+  listening "$p" || { PORT=$p; break; }
+done
+[[ -n "$PORT" ]] || die "no free loopback port"
 
 start_nginx() {  # limit_rate in bytes/s per response
   cat > "$PREFIX/nginx.conf" <<CONF
@@ -66,7 +73,7 @@ CONF
   "$NGINX" -p "$PREFIX" -e "$PREFIX/error.log" -c "$PREFIX/nginx.conf" &
   NGINX_PID=$!
   for _ in $(seq 100); do
-    curl -sf -o /dev/null -r 0-0 "http://127.0.0.1:$PORT/raw.hfa" && return 0
+    listening "$PORT" && return 0
     sleep 0.05
   done
   die "nginx did not start: $(cat "$PREFIX/error.log")"
@@ -85,4 +92,8 @@ for MBPS in "${RATES[@]}"; do
   rm -rf "$OUT/$MBPS/cache"
   kill "$NGINX_PID"; wait "$NGINX_PID" 2>/dev/null || true; NGINX_PID=""
 done
-python3 "$ROOT/bench/http_report.py" "$OUT" "${RATES[@]}"
+if command -v python3 >/dev/null; then
+  python3 "$(dirname "${BASH_SOURCE[0]}")/http_report.py" "$OUT" "${RATES[@]}"
+else
+  echo "[http_flythrough] no python3: run bench/http_report.py $OUT ${RATES[*]} where there is one" >&2
+fi

@@ -152,7 +152,8 @@ void setCommonOptions(CURL* easy, const std::string& url, const HttpOptions& o, 
   curl_easy_setopt(easy, CURLOPT_FOLLOWLOCATION, 1L);
   curl_easy_setopt(easy, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, long(CURL_HTTP_VERSION_2TLS));  // h2 where TLS offers it
-  curl_easy_setopt(easy, CURLOPT_PIPEWAIT, 1L);  // prefer multiplexing on an h2 connection
+  // No CURLOPT_PIPEWAIT: it holds every new transfer until the first connection has said
+  // whether it multiplexes, which serialises an HTTP/1.1 server behind one request.
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, long(o.connectTimeout * 1000));
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -813,7 +814,19 @@ void HttpSource::fetcher() {
       }
     int timeoutMs = 200;
     if (nextStart > 0) timeoutMs = std::clamp(int((nextStart - now()) * 1000) + 1, 1, 200);
-    curl_multi_poll(multi_, nullptr, 0, timeoutMs, nullptr);
+    {
+      // Transfers that ended above free connections for queued ranges: start them now, not
+      // after the poll (which would sleep its whole timeout with nothing left to watch).
+      std::lock_guard<std::mutex> lock(mutex_);
+      const double t = now();
+      if (active_ < options_.connections)
+        for (const auto& r : queue_)
+          if (r->notBefore <= t) {
+            timeoutMs = 0;
+            break;
+          }
+    }
+    if (timeoutMs > 0) curl_multi_poll(multi_, nullptr, 0, timeoutMs, nullptr);
   }
   // Shutting down: the transfers still running are dropped, their waiters told so.
   std::lock_guard<std::mutex> lock(mutex_);

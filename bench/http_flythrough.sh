@@ -10,7 +10,7 @@
 # HF_HTTP_CONNECTIONS (default 4) transfers in flight, so limit_rate is set to MBPS / that
 # number: the link never carries more than MBPS in total. Writes OUTDIR/<MBPS>/ (the report, CSVs,
 # JSON) and OUTDIR/summary.json + OUTDIR/README.md (bench/http_report.py).
-# Environment: HFBENCH (default build/release/tools/hfbench/hfbench), NGINX (/usr/sbin/nginx).
+# Environment: HFBENCH (default build/release/tools/hfbench/hfbench), HF_NGINX (/usr/sbin/nginx).
 set -euo pipefail
 
 die() { printf 'Error: %s\n' "$*" >&2; exit 1; }
@@ -22,7 +22,7 @@ while (($#)) && [[ "$1" != "--" ]]; do RATES+=("$1"); shift; done
 (($#)) && shift
 ((${#RATES[@]})) || RATES=(50 200 1000)
 HFBENCH="${HFBENCH:-$ROOT/build/release/tools/hfbench/hfbench}"
-NGINX="${NGINX:-/usr/sbin/nginx}"
+NGINX="${HF_NGINX:-/usr/sbin/nginx}"  # not $NGINX: nginx reads that variable (inherited sockets)
 CONNECTIONS="${HF_HTTP_CONNECTIONS:-4}"
 [[ -x "$HFBENCH" ]] || die "no hfbench at $HFBENCH (set HFBENCH)"
 [[ -x "$NGINX" ]] || die "no nginx at $NGINX (scripts/hf deps installs nginx-light)"

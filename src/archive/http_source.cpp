@@ -706,7 +706,9 @@ void HttpSource::prefetch(const ByteRange* ranges, size_t count) {
   // The blocks the ranges touch, in file order; runs of absent blocks become requests, and two
   // runs separated by at most kGap absent blocks are fetched as one (a few KiB more bytes for one
   // request fewer).
-  constexpr size_t kGap = 2, kMinRun = 4;
+  // No read-ahead beyond the ranges: measured on a flythrough (4097^2 terrain, 50 MB/s), taking
+  // the next 64 KiB along cost HFPaC 30 % more bytes (its tiles are small) for fewer requests.
+  constexpr size_t kGap = 2;
   std::vector<size_t> blocks;
   for (size_t i = 0; i < count; ++i) {
     const ByteRange& r = ranges[i];
@@ -733,10 +735,6 @@ void HttpSource::prefetch(const ByteRange* ranges, size_t count) {
         if (!gapAbsent) break;
         last = blocks[i++];
       }
-      // Read-ahead in file order, as a disk's: a run shorter than kMinRun blocks takes the
-      // absent blocks after it (the next tiles of the same row and level, likely wanted soon).
-      while (last + 1 - first < kMinRun && last + 1 < state_.size() && state_[last + 1] == kAbsent) ++last;
-      while (i < blocks.size() && blocks[i] <= last) ++i;
       queueRunLocked(first, last + 1);
       queued = true;
     }

@@ -28,6 +28,7 @@
 
 #include "archive/archive.h"
 #include "nginx_server.h"
+#include "test_process.h"
 
 #ifdef HF_HTTP_GL_TESTS
 #include "render/gl/renderer.h"
@@ -316,6 +317,44 @@ TEST(HttpArchive, ThrottledServerDeliversEveryTile) {
   r.willNeed(tiles.data(), tiles.size());
   expectSameContent(l, r);
   EXPECT_EQ(r.sourceStats().failures, 0u);
+}
+
+// The tools themselves, as a user runs them: `hfpack info|verify URL` succeed, and `hfview URL
+// --headless --screenshot` writes the same PNG as from the local file.
+bool sameFile(const fs::path& a, const fs::path& b) {
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  const std::string x((std::istreambuf_iterator<char>(fa)), {}), y((std::istreambuf_iterator<char>(fb)), {});
+  return !x.empty() && x == y;
+}
+
+TEST(HttpArchive, ToolsTakeTheUrl) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const std::vector<std::pair<std::string, std::string>> env{{"HF_HTTP_CACHE_DIR", cache.path.string()}};
+#ifdef HFPACK_BINARY
+  for (const char* cmd : {"info", "verify"}) {
+    SCOPED_TRACE(cmd);
+    const int status = hf_test::runMaybeKilled({HFPACK_BINARY, cmd, server.url("a.hfa")}, -1, env);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "hfpack " << cmd << " URL: status " << status;
+  }
+  const int missing = hf_test::runMaybeKilled({HFPACK_BINARY, "info", server.url("nope.hfa")}, -1, env);
+  EXPECT_TRUE(WIFEXITED(missing) && WEXITSTATUS(missing) == 1) << "a 404 exits 1, status " << missing;
+#endif
+#ifdef HFVIEW_BINARY
+  const fs::path local = cache.path / "local.png", remote = cache.path / "remote.png";
+  const int a = hf_test::runMaybeKilled(
+      {HFVIEW_BINARY, HF_SAMPLE_ARCHIVE, "--headless", "--screenshot", local.string(), "--size", "320x240"}, -1, env);
+  const int b = hf_test::runMaybeKilled(
+      {HFVIEW_BINARY, server.url("a.hfa"), "--headless", "--screenshot", remote.string(), "--size", "320x240"}, -1, env);
+  if (WIFEXITED(a) && WEXITSTATUS(a) == 0) {  // else no headless GL here (the GL test says so)
+    ASSERT_TRUE(WIFEXITED(b) && WEXITSTATUS(b) == 0) << "hfview URL: status " << b;
+    EXPECT_TRUE(sameFile(local, remote)) << "the screenshot from the URL differs from the local file's";
+  }
+#endif
 }
 
 #ifdef HF_HTTP_GL_TESTS

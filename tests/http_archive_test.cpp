@@ -187,6 +187,11 @@ TEST(HttpArchive, ServerStoppedAndRestartedWhileOpen) {
   EXPECT_NE(error.find(server.url("a.hfa")), std::string::npos) << error;
   EXPECT_NE(error.find(r.tileName(victim)), std::string::npos) << error;
   EXPECT_GE(r.sourceStats().failures, 1u);
+  {  // the failure is final for that read: nothing is queued again behind the reader's back
+    const uint64_t requests = r.sourceStats().requests;
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_EQ(r.sourceStats().requests, requests);
+  }
   ASSERT_TRUE(server.start(error)) << error;
   for (size_t t : {victim, last}) {
     ASSERT_TRUE(l.decodeTile(t, a.data(), error)) << error;
@@ -278,6 +283,41 @@ TEST(HttpArchive, CorruptCacheBlockIsFetchedAgain) {
   ASSERT_TRUE(r.decodeTile(victim, b.data(), error)) << error;
   EXPECT_EQ(a, b);
   EXPECT_EQ(server.requests() - before, 1u) << "the corrupt block, fetched again";
+}
+
+// A process that reused the cache, dropped blocks and died without closing (a crash, kill -9)
+// must not leave a map that claims the dropped blocks: the next one fetches them again.
+TEST(HttpArchive, CrashAfterEvictionLeavesNoFalseMap) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  hfa::ArchiveReader l;
+  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+  {
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    expectSameContent(l, r);
+  }  // closed: the map says every block is present
+  const pid_t child = ::fork();
+  if (child == 0) {
+    hfa::ArchiveReader r;
+    std::string e;
+    if (!r.open(server.url("a.hfa"), e, &o)) ::_exit(2);
+    r.dropPageCache(e);  // every block dropped (holes punched)
+    ::_exit(0);          // no destructor: as a crash
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  EXPECT_LE(r.sourceStats().bytesResident, 4 * hfa::kHttpBlockBytes) << "a map claiming the punched blocks";
+  expectSameContent(l, r);
+  EXPECT_GT(r.sourceStats().requests, 1u) << "the blocks were fetched again, not read as holes";
 }
 
 TEST(HttpArchive, CacheStaysWithinItsBudget) {

@@ -156,7 +156,7 @@ void setCommonOptions(CURL* easy, const std::string& url, const HttpOptions& o, 
   // whether it multiplexes, which serialises an HTTP/1.1 server behind one request.
   curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, long(o.connectTimeout * 1000));
-  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(easy, CURLOPT_LOW_SPEED_LIMIT, 1024L);  // a trickle is a stall too
   curl_easy_setopt(easy, CURLOPT_LOW_SPEED_TIME, std::max(1L, long(o.stallTimeout + 0.5)));
   curl_easy_setopt(easy, CURLOPT_USERAGENT, "hfview/1 (libcurl)");
   curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, errorBuffer);
@@ -216,7 +216,14 @@ class HttpSource final : public ByteSource {
     double notBefore = 0;
     bool done = false;
     std::string error;  // set when done and given up
+    std::shared_ptr<Range> mergedInto;  // done without error: its blocks went to this range
   };
+  // The range (r, or one it was merged into) that gave up, or nullptr.
+  static const Range* failed(const std::shared_ptr<Range>& r) {
+    for (const Range* x = r.get(); x; x = x->mergedInto.get())
+      if (x->done && !x->error.empty()) return x;
+    return nullptr;
+  }
   struct Transfer {
     HttpSource* self = nullptr;
     CURL* easy = nullptr;
@@ -236,9 +243,11 @@ class HttpSource final : public ByteSource {
   bool loadMeta(const std::string& metaPath);
   void saveMeta();
   void pruneFolder();
-  void queueRunLocked(size_t first, size_t end);
+  // Queues blocks [first, end) as ranges; blocks [keepFirst, keepLast] are not evicted to make
+  // room (the caller's own request).
+  void queueRunLocked(size_t first, size_t end, size_t keepFirst = 1, size_t keepLast = 0);
   void mergeQueuedLocked(const std::shared_ptr<Range>& r);
-  void evictLocked(uint64_t incoming);
+  void evictLocked(uint64_t incoming, size_t keepFirst, size_t keepLast);
   void punch(uint64_t offset, uint64_t size);
   void fetcher();
   void startTransfer(const std::shared_ptr<Range>& r);
@@ -373,7 +382,7 @@ bool HttpSource::open(const std::string& url, const HttpOptions& options, std::s
   options_.connections = std::clamp(options_.connections, 1, 64);
   options_.retries = std::clamp(options_.retries, 0, 20);
   options_.cacheBytes = std::max(options_.cacheBytes, kMinCacheBytes);
-  options_.maxRangeBytes = std::max(options_.maxRangeBytes, B);
+  options_.maxRangeBytes = std::clamp(options_.maxRangeBytes, B, options_.cacheBytes / 4);
   std::vector<uint8_t> first;
   if (!firstRequest(first, error)) return false;
   if (!setUpCache(error)) return false;
@@ -415,21 +424,37 @@ bool HttpSource::setUpCache(std::string& error) {
     std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(url_)));
     cachePath_ = dir + "/" + key + ".hfa";
     metaPath_ = dir + "/" + key + ".meta";
-    fd_ = ::open(cachePath_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ >= 0 && ::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    // Locked, and still the file at that name: another process's pruneFolder may have removed
+    // it between our open and our lock (then open the new one).
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      fd_ = ::open(cachePath_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (fd_ < 0) {
+        note_ = "cannot write the cache folder " + dir + ": " + std::strerror(errno);
+        break;
+      }
+      if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+        note_ = "the cache " + cachePath_ + " is in use by another process";
+        break;
+      }
+      struct stat named, opened;
+      if (::stat(cachePath_.c_str(), &named) == 0 && ::fstat(fd_, &opened) == 0 && named.st_ino == opened.st_ino &&
+          named.st_dev == opened.st_dev)
+        break;
       ::close(fd_);
       fd_ = -1;
-      note_ = "the cache " + cachePath_ + " is in use by another process";
-    } else if (fd_ < 0) {
-      note_ = "cannot write the cache folder " + dir + ": " + std::strerror(errno);
+      note_ = "the cache " + cachePath_ + " kept being replaced";
     }
     if (fd_ >= 0) {
       persistent_ = !validator_.empty();
       if (!persistent_) note_ = "the server gives no ETag or Last-Modified to validate a cache with";
       struct stat st;
       const bool reuse = persistent_ && ::fstat(fd_, &st) == 0 && uint64_t(st.st_size) == size_ && loadMeta(metaPath_);
+      // The map on disk is only true until this process evicts a block: it is removed now and
+      // written again by a clean close, so a crash leaves no map that claims punched holes.
+      ::unlink(metaPath_.c_str());
       if (!reuse) {
-        ::unlink(metaPath_.c_str());  // a stale map must never describe the new content
         if (::ftruncate(fd_, 0) != 0 || ::ftruncate(fd_, off_t(size_)) != 0) {
           note_ = "cannot size the cache file " + cachePath_ + ": " + std::strerror(errno);
           ::close(fd_);
@@ -565,14 +590,14 @@ void HttpSource::punch(uint64_t offset, uint64_t size) {
   ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(offset), off_t(size));
 }
 
-void HttpSource::evictLocked(uint64_t incoming) {
+void HttpSource::evictLocked(uint64_t incoming, size_t keepFirst, size_t keepLast) {
   const uint64_t budget = options_.cacheBytes;
   if (presentBytes_ + inFlightBytes_ + incoming <= budget) return;
   // Down to 7/8 of the budget at once, so that eviction (a sort over the blocks) is rare.
   const uint64_t target = budget / 8 * 7;
   std::vector<size_t> candidates;
   for (size_t b = 0; b < state_.size(); ++b)
-    if (state_[b] == kPresent && pins_[b] == 0) candidates.push_back(b);
+    if (state_[b] == kPresent && pins_[b] == 0 && (b < keepFirst || b > keepLast)) candidates.push_back(b);
   std::sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) {
     return uint32_t(used_[a] - tick_) < uint32_t(used_[b] - tick_);  // oldest first, wrap-safe
   });
@@ -592,14 +617,14 @@ void HttpSource::evictLocked(uint64_t incoming) {
   }
 }
 
-void HttpSource::queueRunLocked(size_t first, size_t end) {
+void HttpSource::queueRunLocked(size_t first, size_t end, size_t keepFirst, size_t keepLast) {
   const size_t maxBlocks = size_t(std::max<uint64_t>(1, options_.maxRangeBytes / B));
   for (size_t b = first; b < end;) {
     const size_t e = std::min(end, b + maxBlocks);
     auto r = std::make_shared<Range>();
     r->begin = r->next = r->marked = uint64_t(b) * B;
     r->end = blockEnd(e - 1);
-    evictLocked(r->end - r->begin);
+    evictLocked(r->end - r->begin, keepFirst, keepLast);
     for (size_t k = b; k < e; ++k) {
       state_[k] = kInFlight;
       inFlight_[k] = r;
@@ -632,7 +657,8 @@ void HttpSource::mergeQueuedLocked(const std::shared_ptr<Range>& r) {
       inFlightBytes_ += q.begin - r->end;
       for (size_t b = size_t(r->end / B); uint64_t(b) * B < q.end; ++b) inFlight_[b] = r;
       r->end = q.end;
-      q.done = true;  // no error: its waiters find its blocks in `r` now
+      q.done = true;  // no error: its waiters find its blocks in `r` now, and r's failure
+      q.mergedInto = r;
       queue_.erase(it);
       changed_.notify_all();
       merged = true;
@@ -652,6 +678,13 @@ bool HttpSource::acquire(uint64_t offset, uint64_t size, std::string& error) {
   std::vector<std::shared_ptr<Range>> waited;  // every range this call has waited for
   bool missed = false;
   for (;;) {
+    // A range this call waited for gave up: report it before the scan below would queue the
+    // same blocks again (a second retry cycle against a server that is down).
+    for (const auto& r : waited)
+      if (const Range* f = failed(r)) {
+        error = f->error;
+        return false;
+      }
     bool all = true, queued = false;
     for (size_t b = b0; b <= b1;) {
       if (state_[b] == kPresent) {
@@ -662,7 +695,7 @@ bool HttpSource::acquire(uint64_t offset, uint64_t size, std::string& error) {
       if (state_[b] == kAbsent) {
         size_t e = b;
         while (e <= b1 && state_[e] == kAbsent) ++e;
-        queueRunLocked(b, e);
+        queueRunLocked(b, e, b0, b1);
         queued = true;
       }
       const std::shared_ptr<Range>& r = inFlight_[b];
@@ -679,11 +712,6 @@ bool HttpSource::acquire(uint64_t offset, uint64_t size, std::string& error) {
       return true;
     }
     missed = true;
-    for (const auto& r : waited)
-      if (r->done && !r->error.empty()) {
-        error = r->error;
-        return false;
-      }
     if (queued) {
       lock.unlock();
       wake();
@@ -941,6 +969,7 @@ size_t HttpSource::onData(char* data, size_t size, size_t count, void* user) {
     const size_t b = size_t(r.marked / B);
     if (s.blockEnd(b) > r.next) break;
     s.state_[b] = kPresent;
+    s.used_[b] = s.tick_;  // arrived now: not the oldest in the LRU (read-ahead is read soon)
     s.inFlight_.erase(b);
     s.presentBytes_ += s.blockBytes(b);
     s.inFlightBytes_ -= s.blockBytes(b);

@@ -12,6 +12,7 @@
 
 #include "render/stream/compressed_cache.h"
 #include "render/stream/request.h"
+#include "render/stream/retry.h"
 #include "render/stream/stream.h"
 
 namespace {
@@ -419,4 +420,27 @@ TEST(CompressedCache, RandomUseStaysConsistent) {
   }
   expectConsistent(c, live);
   EXPECT_GT(c.stats().evicted, 100u);  // the pool was really under pressure
+}
+
+// A URL archive's failed tiles are asked for again after 1 s, then 2, 4, ... at most 30 s.
+TEST(FailureRetry, BacksOffAndReleasesOnlyFailedTilesWhenDue) {
+  hfr::FailureRetry retry;
+  retry.reset(4);
+  std::vector<uint8_t> flags(4, 0);
+  flags[2] = 1;
+  retry.failed(2, 10.0);
+  EXPECT_EQ(retry.failures(2), 1u);
+  EXPECT_EQ(retry.releaseDue(flags, 10.5), 0u);
+  EXPECT_EQ(flags[2], 1);
+  EXPECT_EQ(retry.releaseDue(flags, 11.0), 1u);
+  EXPECT_EQ(flags[2], 0);
+  flags[2] = 1;  // failed again: twice as long
+  retry.failed(2, 11.0);
+  EXPECT_EQ(retry.releaseDue(flags, 12.9), 0u);
+  EXPECT_EQ(retry.releaseDue(flags, 13.0), 1u);
+  for (int i = 0; i < 10; ++i) retry.failed(2, 100.0);  // capped
+  flags[2] = 1;
+  EXPECT_EQ(retry.releaseDue(flags, 129.9), 0u);
+  EXPECT_EQ(retry.releaseDue(flags, 130.0), 1u);
+  EXPECT_EQ(flags, std::vector<uint8_t>(4, 0)) << "tiles that never failed stay as they are";
 }

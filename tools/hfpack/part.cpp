@@ -13,34 +13,21 @@
 #include <cstring>
 #include <set>
 
+#include "archive/format.h"
+
 namespace hfpack {
 
 namespace {
 
-// ---- little-endian fields ----
-void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v); p[1] = uint8_t(v >> 8); }
-void put32(uint8_t* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = uint8_t(v >> (8 * i));
-}
-void put64(uint8_t* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = uint8_t(v >> (8 * i));
-}
-uint16_t get16(const uint8_t* p) { return uint16_t(p[0] | (p[1] << 8)); }
-uint32_t get32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
-uint64_t get64(const uint8_t* p) { return uint64_t(get32(p)) | uint64_t(get32(p + 4)) << 32; }
-void putF64(uint8_t* p, double d) {
-  uint64_t v;
-  std::memcpy(&v, &d, 8);
-  put64(p, v);
-}
-double getF64(const uint8_t* p) {
-  const uint64_t v = get64(p);
-  double d;
-  std::memcpy(&d, &v, 8);
-  return d;
-}
+// Little-endian fields and index entries as the archive writes them (archive/format.h).
+using hfa::detail::get16;
+using hfa::detail::get32;
+using hfa::detail::get64;
+using hfa::detail::getF64;
+using hfa::detail::put16;
+using hfa::detail::put32;
+using hfa::detail::put64;
+using hfa::detail::putF64;
 
 // The fixed header (256 bytes; docs/sharded-packing.md).
 constexpr char kMagic[8] = {'H', 'F', 'A', 'P', 'A', 'R', 'T', '\0'};
@@ -52,47 +39,8 @@ enum : uint32_t {
   kOffTilesCrc = 108, kOffCoarse = 112, kOffCoarseBytes = 120, kOffCoarseRuns = 128, kOffCoarseCrc = 132,
   kOffFileSize = 136, kOffHeaderCrc = 252, kHeaderBytes = 256,
 };
-constexpr uint32_t kTileFixed = 40;
-uint32_t tileRecordBytes(int tileLog) { return kTileFixed + 4u * uint32_t(tileLog + 1); }
-
-void writeTile(const hfa::TileEntry& e, int tileLog, uint8_t* p) {
-  p[0] = e.level;
-  p[1] = uint8_t(e.codec);
-  put16(p + 2, e.flags);
-  put32(p + 4, e.x);
-  put32(p + 8, e.y);
-  put32(p + 12, e.size);
-  put64(p + 16, e.offset);
-  put32(p + 24, e.crc);
-  put32(p + 28, uint32_t(e.minSample));
-  put32(p + 32, uint32_t(e.maxSample));
-  put32(p + 36, e.filled);
-  for (int k = 0; k <= tileLog; ++k) {
-    uint32_t v;
-    const float f = size_t(k) < e.lodError.size() ? e.lodError[size_t(k)] : 0.0f;
-    std::memcpy(&v, &f, 4);
-    put32(p + kTileFixed + 4 * k, v);
-  }
-}
-
-void readTile(const uint8_t* p, int tileLog, hfa::TileEntry& e) {
-  e.level = p[0];
-  e.codec = hfa::Codec(p[1]);
-  e.flags = get16(p + 2);
-  e.x = get32(p + 4);
-  e.y = get32(p + 8);
-  e.size = get32(p + 12);
-  e.offset = get64(p + 16);
-  e.crc = get32(p + 24);
-  e.minSample = int32_t(get32(p + 28));
-  e.maxSample = int32_t(get32(p + 32));
-  e.filled = get32(p + 36);
-  e.lodError.resize(size_t(tileLog + 1));
-  for (int k = 0; k <= tileLog; ++k) {
-    const uint32_t v = get32(p + kTileFixed + 4 * k);
-    std::memcpy(&e.lodError[size_t(k)], &v, 4);
-  }
-}
+// A part's tile records are archive index entries (hfa::detail::writeEntry / readEntry).
+uint32_t tileRecordBytes(int tileLog) { return hfa::detail::entryBytes(tileLog); }
 
 uint64_t coarseRunBytes(size_t count) { return (12 + 3 * uint64_t(count) + 3) & ~uint64_t(3); }
 
@@ -442,7 +390,7 @@ bool PartWriter::finish(const PartInfo& info, std::string& error) {
   std::vector<uint8_t> plan(info.plan.begin(), info.plan.end());
   const uint32_t rb = tileRecordBytes(tileLog_);
   std::vector<uint8_t> tiles(entries_.size() * rb);
-  for (size_t i = 0; i < entries_.size(); ++i) writeTile(entries_[i], tileLog_, tiles.data() + i * rb);
+  for (size_t i = 0; i < entries_.size(); ++i) hfa::detail::writeEntry(entries_[i], tileLog_, tiles.data() + i * rb);
   std::vector<uint8_t> coarse;
   for (const CoarseRun& r : coarse_) {
     const size_t at = coarse.size();
@@ -586,7 +534,7 @@ bool PartReader::open(const std::string& path, std::string& error) {
   tiles_.resize(tile_count);
   for (uint64_t i = 0; i < tile_count; ++i) {
     hfa::TileEntry& e = tiles_[i];
-    readTile(map_ + tiles_at + i * tileRecordBytes(in.tileLog), in.tileLog, e);
+    hfa::detail::readEntry(map_ + tiles_at + i * tileRecordBytes(in.tileLog), in.tileLog, e);
     if (e.offset < PartWriter::kPayloadStart || e.offset - PartWriter::kPayloadStart > payload_bytes ||
         e.size > payload_bytes - (e.offset - PartWriter::kPayloadStart)) {
       error = "corrupt part (tile " + std::to_string(i) + " lies outside the payloads)";

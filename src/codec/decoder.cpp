@@ -435,7 +435,7 @@ class FieldCursor {
 // guarantees 8 readable bytes from the byte of every field's first bit.
 template <int B>
 uint32_t lowRow16(const uint8_t* base, uint64_t bit, const int32_t* corr, uint16_t* row,
-                  uint16_t flip) {
+                  uint16_t flip, uint32_t maskBits, uint16_t maskOut) {
   constexpr int32_t half = B > 0 ? (1 << (B - 1)) : 0;
   constexpr uint64_t mask = (uint64_t(1) << B) - 1;
   const uint8_t* p = base + (bit >> 3);
@@ -450,12 +450,13 @@ uint32_t lowRow16(const uint8_t* base, uint64_t bit, const int32_t* corr, uint16
       v += int32_t((word >> (o & 7)) & mask);
     }
     bad |= uint32_t(v) >> 16;  // non-zero for v < 0 (sign bits) and v > 65535
-    row[lx] = uint16_t(uint16_t(v) ^ flip);
+    row[lx] = (maskBits >> lx & 1u) ? maskOut : uint16_t(uint16_t(v) ^ flip);
   }
   return bad;
 }
 
-using LowRowFn = uint32_t (*)(const uint8_t*, uint64_t, const int32_t*, uint16_t*, uint16_t);
+using LowRowFn = uint32_t (*)(const uint8_t*, uint64_t, const int32_t*, uint16_t*, uint16_t, uint32_t,
+                              uint16_t);
 constexpr int32_t kNoCorrections[kAreaSide] = {};
 template <int... Bs>
 constexpr std::array<LowRowFn, sizeof...(Bs)> makeLowRowTable(std::integer_sequence<int, Bs...>) {
@@ -488,10 +489,28 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
         for (int ly = 0; ly < ah; ++ly) std::fill_n(origin + size_t(ly) * stride, aw, maskOut);
         continue;
       }
-      // Fast path: lossless, full-width area, and slack after the area's fields. Masked points
-      // of a bitmap area are overwritten afterwards: a valid stream gives them residual 0, so
-      // the range check cannot trip on them (a corrupt one may, which is an error anyway).
-      if (kLittleEndianHost && lossless && aw == kAreaSide && (lowBit >> 3) + 8 <= s.lowsBytes) {
+      // Fast path, every area of a lossless decode: 16 fields per row step (lowRow16*), which
+      // reads up to 16 bytes from the byte of a row's first field and 8 from any field's. A partial-width area (the last
+      // column of areas) steps through a 16-wide scratch row; the areas at the end of the
+      // section read a zero-padded copy of its tail. Masked points of a bitmap area take the
+      // masked value in the same step: a valid stream gives them residual 0, so the range check
+      // cannot trip on them (a corrupt one may, which is an error anyway).
+      if (kLittleEndianHost && lossless) {
+        const uint8_t* lowsBase = s.lowsBase;
+        uint64_t lowsBit = areaLowBit;
+        const uint64_t readEnd = areaLowBit + uint64_t((ah - 1) * aw + kAreaSide) * uint64_t(b);
+        // An area's fields take at most 512 bytes, so the tail copied here fits kTailBytes.
+        constexpr size_t kTailBytes = kAreaSide * kAreaSide * kMaxBits / 8 + 64;
+        alignas(8) uint8_t tail[kTailBytes];
+        if ((readEnd >> 3) + 16 > s.lowsBytes) {
+          const uint64_t first = areaLowBit >> 3;
+          const size_t have = size_t(s.lowsBytes - first);
+          if (have + 32 > kTailBytes) return Status::SizeMismatch;  // not reachable: validated sizes
+          std::memcpy(tail, s.lowsBase + first, have);
+          std::memset(tail + have, 0, kTailBytes - have);
+          lowsBase = tail;
+          lowsBit = areaLowBit - 8 * first;
+        }
         // Prominent corrections, only for areas that have some.
         int32_t corr[kAreaSide * kAreaSide];
         if (count > 0) {
@@ -505,19 +524,39 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
         }
         uint32_t bad = 0;
         const bool avx2 = hasAvx2();
+        if (avx2 && aw == kAreaSide) {
+          // The common case in one call: the row kernel's constants set up once per area.
+          uint32_t maskRows[kAreaSide];
+          if (maskCode == kMaskBitmap)
+            for (int ly = 0; ly < ah; ++ly, bitmapBit += kAreaSide)
+              maskRows[ly] = s.maskBitmaps.field(bitmapBit, kAreaSide);
+          if (lowArea16Avx2(lowsBase, lowsBit, b, ah, count > 0 ? corr : nullptr, origin, stride, s.flip,
+                            maskCode == kMaskBitmap ? maskRows : nullptr, maskOut))
+            return Status::OutOfRange;
+          continue;
+        }
         const LowRowFn lowRow = kLowRow[size_t(b)];
+        // Scratch lanes past a partial area predict mid-range, so whatever fields they read
+        // (the next row's) stay in range: 32768 + low - half is within 0..65535 for every b.
+        alignas(16) uint16_t scratch[kAreaSide];
         for (int ly = 0; ly < ah; ++ly) {
           const int32_t* corrRow = count > 0 ? corr + ly * kAreaSide : kNoCorrections;
-          const uint64_t rowBit = areaLowBit + uint64_t(ly * kAreaSide) * uint64_t(b);
+          const uint64_t rowBit = lowsBit + uint64_t(ly * aw) * uint64_t(b);
           uint16_t* row = origin + size_t(ly) * stride;
-          bad |= avx2 ? lowRow16Avx2(s.lowsBase, rowBit, b, corrRow, row, s.flip)
-                      : lowRow(s.lowsBase, rowBit, corrRow, row, s.flip);
-          if (maskCode == kMaskBitmap) {
-            const uint32_t bits = s.maskBitmaps.field(bitmapBit, kAreaSide);
-            bitmapBit += kAreaSide;
-            for (int lx = 0; lx < kAreaSide; ++lx)
-              if (bits >> lx & 1u) row[lx] = maskOut;
+          uint16_t* target = row;
+          if (aw < kAreaSide) {
+            std::copy_n(row, aw, scratch);
+            std::fill(scratch + aw, scratch + kAreaSide, uint16_t(0x8000));
+            target = scratch;
           }
+          uint32_t maskBits = 0;
+          if (maskCode == kMaskBitmap) {
+            maskBits = s.maskBitmaps.field(bitmapBit, aw);
+            bitmapBit += uint64_t(aw);
+          }
+          bad |= avx2 ? lowRow16Avx2(lowsBase, rowBit, b, corrRow, target, s.flip, maskBits, maskOut)
+                      : lowRow(lowsBase, rowBit, corrRow, target, s.flip, maskBits, maskOut);
+          if (aw < kAreaSide) std::copy_n(scratch, aw, row);
         }
         if (bad) return Status::OutOfRange;
         continue;

@@ -25,10 +25,19 @@ void predictSegmentAvx2(const int32_t p[3][3], int segLog, int j0, int j1, int l
                         uint16_t* out, size_t stride);
 
 // One full 16-point area row, in place: row[lx] = (row[lx] + corr[lx] + low_lx - half) ^ flip
-// where low_lx is the b-bit field at bit + lx * b of `base` (b <= 16). Returns non-zero if any
-// value before the flip is outside 0..65535. Needs 4 readable bytes from the byte of every
-// field's first bit.
+// where low_lx is the b-bit field at bit + lx * b of `base` (b <= 16), and maskOut where bit lx
+// of maskBits is set (masked points). Returns non-zero if any value before the flip is outside
+// 0..65535 (masked points included: a valid stream gives them residual 0). Needs 16 readable
+// bytes from the byte of field 12's first bit (it loads 16 from the first byte of fields 0, 4, 8
+// and 12).
 uint32_t lowRow16Avx2(const uint8_t* base, uint64_t bit, int b, const int32_t* corr,
-                      uint16_t* row, uint16_t flip);
+                      uint16_t* row, uint16_t flip, uint32_t maskBits, uint16_t maskOut);
+
+// A whole full-width area of `rows` rows, row ly at origin + ly * stride with its fields from bit
+// + 16 * ly * b: lowRow16Avx2 on each row, the constants set up once. corr (16 per row) and
+// maskRows (one maskBits per row) may be null for none.
+uint32_t lowArea16Avx2(const uint8_t* base, uint64_t bit, int b, int rows, const int32_t* corr,
+                       uint16_t* origin, size_t stride, uint16_t flip, const uint32_t* maskRows,
+                       uint16_t maskOut);
 
 }  // namespace hfpac::detail

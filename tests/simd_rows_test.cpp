@@ -1,16 +1,20 @@
-// simd_rows_test.cpp - the CPU decoder's AVX2 kernels (src/codec/simd_rows.h) against scalar
-// references of their contracts, on every segment size, field width and bit alignment. The
-// round-trip tests only see the kernels through whole streams; here every lane and edge case
-// (partial column groups, b = 0 and 16, masked lanes, out-of-range flags) is checked directly.
-// Skipped where the CPU has no AVX2 (the decoder then never calls them).
+// simd_rows_test.cpp - the CPU decoders' AVX2 paths (src/codec/simd_rows.h, ans_avx2.cpp)
+// against the scalar ones. The kernels against scalar references of their contracts, on every
+// segment size, field width and bit alignment (partial column groups, b = 0 and 16, masked
+// lanes, out-of-range flags); then whole HFPaC and HFAN decodes, SIMD on and off in the same
+// process, on valid and on corrupted streams: the same status and, when Ok, the same samples.
+// Skipped where the CPU has no AVX2 (the decoders then never use it).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "codec/ans.h"
+#include "codec/hfpac.h"
 #include "codec/layout.h"
 #include "codec/simd_rows.h"
+#include "test_util.h"
 
 namespace {
 
@@ -37,7 +41,8 @@ TEST(SimdRows, PredictSegmentEqualsEvalSegment) {
         for (int a = 0; a < int(stride); ++a) {
           const uint16_t got = out[size_t(j - j0) * stride + size_t(a)];
           if (a < len) {
-            ASSERT_EQ(got, hfpac::detail::evalSegment(c, a, j, segLog)) << "segLog " << segLog << " row " << j << " column " << a;
+            ASSERT_EQ(got, hfpac::detail::evalSegment(c, a, j, segLog))
+                << "segLog " << segLog << " row " << j << " column " << a;
           } else {
             ASSERT_EQ(got, 0xabcd) << "wrote past the segment";
           }
@@ -81,7 +86,8 @@ TEST(SimdRows, LowRowsEqualTheScalarReference) {
         std::vector<uint32_t> maskRows(size_t(rows), 0);
         const bool withCorr = trial % 2 == 1, withMask = trial % 3 == 2;
         // Mostly in range; trial 5 pushes predictions to the edges so the range flag trips.
-        for (uint16_t& v : pred) v = uint16_t(trial == 5 ? (rng() % 2 ? 0 : 65535) : 20000 + rng() % 20000);
+        for (uint16_t& v : pred)
+          v = uint16_t(trial == 5 ? (rng() % 2 ? 0 : 65535) : 20000 + rng() % 20000);
         if (withCorr)
           for (int32_t& v : corr) v = rng() % 7u == 0 ? int32_t(rng() % 4001u) - 2000 : 0;
         if (withMask)
@@ -90,8 +96,9 @@ TEST(SimdRows, LowRowsEqualTheScalarReference) {
         want = pred;
         uint32_t wantBad = 0;
         for (int ly = 0; ly < rows; ++ly)
-          wantBad |= referenceRow(bytes, first + uint64_t(ly * 16) * uint64_t(b), b, corr.data() + ly * 16,
-                                  want.data() + ly * 20, flip, maskRows[size_t(ly)], maskOut);
+          wantBad |=
+              referenceRow(bytes, first + uint64_t(ly * 16) * uint64_t(b), b, corr.data() + ly * 16,
+                           want.data() + ly * 20, flip, maskRows[size_t(ly)], maskOut);
         std::vector<uint16_t> area = pred;
         const uint32_t areaBad = hfpac::detail::lowArea16Avx2(
             bytes.data(), first, b, rows, withCorr ? corr.data() : nullptr, area.data(), 20, flip,
@@ -101,12 +108,138 @@ TEST(SimdRows, LowRowsEqualTheScalarReference) {
         std::vector<uint16_t> byRow = pred;
         uint32_t rowBad = 0;
         for (int ly = 0; ly < rows; ++ly)
-          rowBad |= hfpac::detail::lowRow16Avx2(bytes.data(), first + uint64_t(ly * 16) * uint64_t(b), b,
-                                                corr.data() + ly * 16, byRow.data() + ly * 20, flip,
-                                                maskRows[size_t(ly)], maskOut);
+          rowBad |= hfpac::detail::lowRow16Avx2(
+              bytes.data(), first + uint64_t(ly * 16) * uint64_t(b), b, corr.data() + ly * 16,
+              byRow.data() + ly * 20, flip, maskRows[size_t(ly)], maskOut);
         ASSERT_EQ(byRow, want) << "b " << b << " s0 " << s0;
         ASSERT_EQ(rowBad != 0, wantBad != 0);
       }
+}
+
+// Decodes `stream` with the SIMD paths off and on; both statuses must match, and so must the
+// samples whenever the decode succeeds.
+template <class Decode>
+void expectSameWithAndWithoutSimd(const std::vector<uint8_t>& stream, size_t samples, Decode decode,
+                                  const std::string& what) {
+  std::vector<uint16_t> scalar(samples, 0x5a5a), simd(samples, 0x5a5a);
+  hfpac::detail::setSimdDisabledForTesting(true);
+  const hfpac::Status scalarStatus = decode(stream, scalar);
+  hfpac::detail::setSimdDisabledForTesting(false);
+  const hfpac::Status simdStatus = decode(stream, simd);
+  ASSERT_EQ(simdStatus, scalarStatus) << what;
+  if (simdStatus == hfpac::Status::Ok) {
+    ASSERT_EQ(simd, scalar) << what;
+  }
+}
+
+std::vector<hftest::Patch> decoderInputs() {
+  using hfpac::SampleType;
+  std::vector<hftest::Patch> patches;
+  // Partial areas and segments (every width modulo 16 and 4 appears), nodata, extremes.
+  const int sides[][2] = {{129, 129}, {65, 33}, {17, 130}, {100, 37}, {33, 9}, {1, 20}, {250, 3}};
+  uint64_t seed = 1;
+  for (const auto& side : sides) {
+    const int w = side[0], h = side[1];
+    patches.push_back(hftest::smooth(w, h, SampleType::UInt16, seed++));
+    patches.push_back(hftest::noise(w, h, SampleType::Int16, seed++));
+    patches.push_back(hftest::rampBumps(w, h, SampleType::Int16, seed++));
+    patches.push_back(hftest::seaMountain(w, h, SampleType::Int16, seed++));
+    patches.push_back(hftest::withHoles(w, h, SampleType::Int16, seed++));
+    patches.push_back(hftest::withHoles(w, h, SampleType::UInt16, seed++));
+    patches.push_back(hftest::negative(w, h, seed++));
+  }
+  return patches;
+}
+
+// Copies of `stream` with a few bytes changed past the first 16 (most corruptions that keep the
+// header parse; the decoders refuse or decode the same garbage either way).
+std::vector<std::vector<uint8_t>> corruptions(const std::vector<uint8_t>& stream, std::mt19937& rng,
+                                              int count) {
+  std::vector<std::vector<uint8_t>> out;
+  if (stream.size() <= 16) return out;
+  for (int i = 0; i < count; ++i) {
+    std::vector<uint8_t> bad = stream;
+    const int changes = 1 + int(rng() % 3u);
+    for (int c = 0; c < changes; ++c)
+      bad[16 + rng() % (bad.size() - 16)] ^= uint8_t(1u << (rng() % 8u));
+    out.push_back(std::move(bad));
+  }
+  return out;
+}
+
+TEST(SimdRows, HfpacDecodeIsTheSameWithAndWithoutSimd) {
+  if (!hasAvx2()) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(5);
+  for (const hftest::Patch& p : decoderInputs())
+    for (int segment : {5, 9, 17, 33})
+      for (int bits : {-1, 0, 3, 16}) {
+        hfpac::EncodeOptions o;
+        o.segment = segment;
+        o.bits = bits;
+        o.hasNodata = true;
+        o.nodata = p.type == hfpac::SampleType::Int16 ? uint16_t(0x8000) : uint16_t(0xFFFF);
+        std::vector<uint8_t> stream;
+        ASSERT_EQ(hfpac::encode(p.data(), p.stride, p.width, p.height, p.type, o, stream),
+                  hfpac::Status::Ok);
+        const size_t stride = size_t(p.width) + 3;
+        const size_t samples = stride * size_t(p.height);
+        for (hfpac::Layers layers : {hfpac::Layers::L1, hfpac::Layers::L12, hfpac::Layers::All}) {
+          auto decode = [&](const std::vector<uint8_t>& s, std::vector<uint16_t>& out) {
+            return hfpac::decode(s.data(), s.size(), out.data(), stride, out.size(), layers);
+          };
+          const std::string what = p.name + " " + std::to_string(p.width) + "x" +
+                                   std::to_string(p.height) + " segment " +
+                                   std::to_string(segment) + " bits " + std::to_string(bits);
+          expectSameWithAndWithoutSimd(stream, samples, decode, what);
+          if (layers == hfpac::Layers::All)
+            for (const auto& bad : corruptions(stream, rng, 6))
+              expectSameWithAndWithoutSimd(bad, samples, decode, what + " (corrupted)");
+        }
+      }
+}
+
+TEST(SimdRows, AnsDecodeIsTheSameWithAndWithoutSimd) {
+  if (!hasAvx2()) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(9);
+  for (const hftest::Patch& p : decoderInputs())
+    for (int lanes : {8, 16, 24, 32, 5}) {
+      for (bool mask : {false, true}) {
+        hfpac::AnsOptions o;
+        o.lanes = lanes;
+        o.hasMask = mask;
+        o.maskValue = p.type == hfpac::SampleType::Int16 ? uint16_t(0x8000) : uint16_t(0xFFFF);
+        std::vector<uint8_t> stream;
+        ASSERT_EQ(hfpac::ansEncode(p.data(), p.stride, p.width, p.height, p.type, stream, o),
+                  hfpac::Status::Ok);
+        const size_t stride = size_t(p.width) + 3;
+        const size_t samples = stride * size_t(p.height);
+        auto decode = [&](const std::vector<uint8_t>& s, std::vector<uint16_t>& out) {
+          return hfpac::ansDecode(s.data(), s.size(), out.data(), stride, out.size());
+        };
+        const std::string what = p.name + " " + std::to_string(p.width) + "x" +
+                                 std::to_string(p.height) + " lanes " + std::to_string(lanes) +
+                                 (mask ? " masked" : "");
+        expectSameWithAndWithoutSimd(stream, samples, decode, what);
+        for (const auto& bad : corruptions(stream, rng, 16))
+          expectSameWithAndWithoutSimd(bad, samples, decode, what + " (corrupted)");
+        hfpac::AnsInfo info;
+        ASSERT_EQ(hfpac::ansReadInfo(stream.data(), stream.size(), info), hfpac::Status::Ok);
+        if (info.masked && p.width >= 24) {
+          // The masked value rewritten to a sample in the middle of the patch: an unmasked sample
+          // equal to it is an error (OutOfRange), wherever in a group it falls.
+          std::vector<uint8_t> clash = stream;
+          const uint16_t v = p.at(p.width / 2, p.height / 2);
+          clash[hfpac::kAnsHeaderBytes] = uint8_t(v);
+          clash[hfpac::kAnsHeaderBytes + 1] = uint8_t(v >> 8);
+          std::vector<uint16_t> out(samples);
+          if (v != info.maskValue) {
+            EXPECT_EQ(decode(clash, out), hfpac::Status::OutOfRange) << what;
+          }
+          expectSameWithAndWithoutSimd(clash, samples, decode,
+                                       what + " (masked value in the data)");
+        }
+      }
+    }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "codec/ans_lanes.h"
 #include "codec/bitpack.h"
 
 namespace hfpac {
@@ -17,9 +18,9 @@ constexpr int kMaxResidualBits = 17;  // |dx| <= 65535 -> z < 2^17
 constexpr int tokenCount(int d) { return (1 << d) + (kMaxResidualBits - d) * 4; }
 constexpr int kMaxAlphabet = tokenCount(8) + 1;  // 293
 constexpr int kMaskBytes = 4;                     // mask value + 2 zero bytes
-constexpr int kScaleBits = 12;
+constexpr int kScaleBits = detail::kAnsScaleBits;
 constexpr uint32_t kScale = 1u << kScaleBits;
-constexpr uint32_t kStateLow = 1u << 16;  // states live in [2^16, 2^32)
+constexpr uint32_t kStateLow = detail::kAnsStateLow;  // states live in [2^16, 2^32)
 
 using detail::bitLength;
 using detail::unzigzag;
@@ -298,7 +299,7 @@ struct DecodeTable {
   Freqs freq{}, start{};
   std::array<uint64_t, kScale> entry;
 };
-constexpr uint64_t kEntryEscape = uint64_t(1) << 29;
+constexpr uint64_t kEntryEscape = detail::kAnsEntryEscape;
 inline uint32_t entryRawBits(uint64_t e) { return uint32_t(e >> 24) & 31u; }
 inline uint32_t entryBase(uint64_t e) { return uint32_t(e >> 32); }
 // The rANS step of a lane in state x whose slot's entry is e (before the refill).
@@ -379,53 +380,38 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   };
 
   const bool isSigned = info.type == SampleType::Int16;
-  const int32_t lo = isSigned ? -32768 : 0, hi = isSigned ? 32767 : 65535;
-  const uint16_t maskValue = info.maskValue;
   const size_t width = size_t(info.width), n = width * size_t(info.height);
-  uint64_t entry[kAnsMaxLanes] = {};
-  uint8_t laneMasked[kAnsMaxLanes] = {};
-  uint32_t z[kAnsMaxLanes];
-  int64_t last = 0;  // the last unmasked sample in raster order (64-bit: a corrupt stream's
-                     // residuals may add up past 32 bits before the range check reports it)
-  uint32_t bad = 0;  // out-of-range values seen (one branch at the end)
-  size_t x = 0, y = 0;
-  uint16_t* row = dst;
-  // Writes one group's values: prediction + residual, escapes as the masked value.
-  auto emit = [&](size_t count) {
-    for (size_t l = 0; l < count; ++l) {
-      if (entry[l] & kEntryEscape) {
-        row[x] = maskValue;
-      } else {
-        int64_t pred = last;
-        if (x == 0 && y > 0) {
-          const uint16_t above = row[-std::ptrdiff_t(dstStride)];
-          // Unmasked samples never equal the masked value (checked below): this tells them apart.
-          if (!info.masked || above != maskValue) pred = valueOf(above, isSigned);
-        }
-        const int64_t v = pred + unzigzag(z[l]);
-        bad |= uint32_t(v < lo) | uint32_t(v > hi) | uint32_t(info.masked && uint16_t(v) == maskValue);
-        row[x] = uint16_t(v);
-        last = v;
-      }
-      if (++x == width) {
-        x = 0;
-        ++y;
-        row += dstStride;
-      }
-    }
-  };
-
   // Group by group (`lanes` consecutive samples): every lane's token, then every lane's raw
   // bits, both in lane order (what lanes in lockstep on a GPU do); then the group's values.
-  size_t first = 0;
-  // The common case in its own loop: no mask, the default lane count, whole groups and words
-  // enough for every read: constant trip counts, so the lanes' states stay in registers.
-  if (!info.masked && lanes == size_t(kAnsDefaultLanes)) {
+  detail::AnsGroupDecoder d;
+  d.entries = tables[0].entry.data();
+  d.tableStride = size_t(tables[1].entry.data() - tables[0].entry.data());
+  d.wordBytes = wordBytes;
+  d.words = words;
+  d.n = n;
+  d.width = width;
+  d.dstStride = dstStride;
+  d.masked = info.masked;
+  d.isSigned = isSigned;
+  d.maskValue = info.maskValue;
+  d.lo = isSigned ? -32768 : 0;
+  d.hi = isSigned ? 32767 : 65535;
+  d.row = dst;
+  uint32_t entryLow[kAnsMaxLanes];
+  uint32_t z[kAnsMaxLanes];
+  // Whole groups in the AVX2 loop where the CPU has it (lanes = 8, 16, 24, 32); else the default
+  // lane count in a scalar loop with constant trip counts, so the lanes' states stay in
+  // registers (unmasked streams); then the general loop for the rest.
+  d.lanes = lanes;
+  std::copy_n(state, lanes, d.state);
+  if (!detail::ansDecodeGroupsAvx2(d) && !info.masked && lanes == size_t(kAnsDefaultLanes)) {
     constexpr size_t L = kAnsDefaultLanes;
     const DecodeTable& table = tables[0];
     uint32_t st[L];
-    std::copy_n(state, L, st);
-    while (n - first >= L && words - pos > 2 * L) {
+    std::copy_n(d.state, L, st);
+    pos = d.pos;
+    while (n - d.first >= L && words - pos > 2 * L) {
+      uint64_t entry[L];
 #pragma GCC unroll 8
       for (size_t l = 0; l < L; ++l) {
         const uint64_t e = table.entry[st[l] & (kScale - 1)];
@@ -443,34 +429,41 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
         refillFast(s);
         st[l] = s;
       }
-      if (x != 0 && width - x >= L) {
+      if (d.x != 0 && width - d.x >= L) {
         // The whole group inside one row and not at its start: every prediction is the
         // previous sample (no escapes without a mask), a running sum without branches.
-        int64_t v = last;
+        int64_t v = d.last;
 #pragma GCC unroll 8
         for (size_t l = 0; l < L; ++l) {
           v += unzigzag(z[l]);
-          bad |= uint32_t(v < lo) | uint32_t(v > hi);
-          row[x + l] = uint16_t(v);
+          d.bad |= uint32_t(v < d.lo) | uint32_t(v > d.hi);
+          d.row[d.x + l] = uint16_t(v);
         }
-        last = v;
-        x += L;
-        if (x == width) {
-          x = 0;
-          ++y;
-          row += dstStride;
+        d.last = v;
+        d.x += L;
+        if (d.x == width) {
+          d.x = 0;
+          ++d.y;
+          d.row += dstStride;
         }
       } else {
-        emit(L);
+        for (size_t l = 0; l < L; ++l) entryLow[l] = uint32_t(entry[l]);
+        d.emit(entryLow, z, L);
       }
-      first += L;
+      d.first += L;
     }
-    std::copy_n(st, L, state);
+    std::copy_n(st, L, d.state);
+    d.pos = pos;
   }
-  for (; first < n; first += lanes) {
+  if (d.truncated) return Status::TruncatedStream;
+  std::copy_n(d.state, lanes, state);
+  uint8_t* const laneMasked = d.laneMasked;
+  pos = d.pos;
+  for (size_t first = d.first; first < n; first += lanes) {
     const size_t count = std::min(lanes, n - first);
     // Each sample reads at most two words; with that many left, no read needs its own check.
     const bool fast = words - pos > 2 * count;
+    uint64_t entry[kAnsMaxLanes];
     for (size_t l = 0; l < count; ++l) {
       const uint64_t e = tables[laneMasked[l]].entry[state[l] & (kScale - 1)];
       uint32_t s = entryStep(e, state[l]);
@@ -481,6 +474,7 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
       }
       state[l] = s;
       entry[l] = e;
+      entryLow[l] = uint32_t(e);
       laneMasked[l] = (e & kEntryEscape) != 0;  // the escape only exists in masked streams' tables
     }
     for (size_t l = 0; l < count; ++l) {
@@ -495,8 +489,9 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
       }
       state[l] = s;
     }
-    emit(count);
+    d.emit(entryLow, z, count);
   }
+  const uint32_t bad = d.bad;
   if (bad) return Status::OutOfRange;
   // Exactly the words the encoder wrote (one zero word of padding allowed), and every lane back
   // at the encoder's initial state: anything else is a corrupt stream.

@@ -2,6 +2,8 @@
 // target attributes, so the library still runs on any x86-64 and elsewhere builds the stubs.
 #include "codec/simd_rows.h"
 
+#include <atomic>
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HFPAC_HAVE_AVX2_KERNELS 1
@@ -13,9 +15,15 @@ constexpr int kMaxFieldBits = 16;  // b of a residual field
 
 #ifdef HFPAC_HAVE_AVX2_KERNELS
 
+namespace {
+std::atomic<bool> simdDisabled{false};
+}  // namespace
+
+void setSimdDisabledForTesting(bool disabled) { simdDisabled.store(disabled, std::memory_order_relaxed); }
+
 bool hasAvx2() {
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
+  return yes && !simdDisabled.load(std::memory_order_relaxed);
 }
 
 __attribute__((target("avx2,fma"))) int predictRowAvx2(double quad, double lin, double constant,
@@ -247,6 +255,7 @@ __attribute__((target("avx2"))) uint32_t lowArea16Avx2(const uint8_t* base, uint
 #else
 
 bool hasAvx2() { return false; }
+void setSimdDisabledForTesting(bool) {}
 int predictRowAvx2(double, double, double, int, int, uint16_t*) { return 0; }
 void predictSegmentAvx2(const int32_t[3][3], int, int, int, int, uint16_t*, size_t) {}
 uint32_t lowRow16Avx2(const uint8_t*, uint64_t, int, const int32_t*, uint16_t*, uint16_t, uint32_t,

@@ -13,6 +13,10 @@ namespace hfpac::detail {
 
 bool hasAvx2();
 
+// Tests only: makes hasAvx2() false (true = the scalar loops everywhere, false = back to what the
+// CPU has), so one process can compare the scalar and SIMD decoders on the same streams.
+void setSimdDisabledForTesting(bool disabled);
+
 // out[a] = clamp(floor((quad * a^2 + lin * a + constant) / 2^shift), 0, 65535) for a in [0, len),
 // with quad, lin, constant exact integers (|value| < 2^50) and constant including the rounding
 // half. Returns the number of points written (a multiple of 4); the caller finishes the rest.

@@ -17,7 +17,7 @@ using hfpac::SampleType;
 using hfpac::Status;
 using hftest::Patch;
 
-std::vector<uint8_t> encodeOrFail(const Patch& p, int lanes = hfpac::kAnsDefaultLanes) {
+std::vector<uint8_t> encodeOrFail(const Patch& p, int lanes = hfpac::kAnsAutoLanes) {
   std::vector<uint8_t> out;
   hfpac::AnsOptions o;
   o.lanes = lanes;
@@ -151,7 +151,7 @@ TEST(Ans, ExtremeResidualsAndSides) {
 // What the stage is for: smooth and flat data far below 16 bits a sample, noise near it.
 TEST(Ans, SizesFollowTheData) {
   const Patch flat = hftest::constant(129, 129, 1234, SampleType::UInt16);
-  EXPECT_LE(encodeOrFail(flat).size(), 96u);  // header, one token, the states
+  EXPECT_LE(encodeOrFail(flat).size(), 96u);  // header, one token, the states (8 lanes: a small stream)
   const Patch smooth = hftest::smooth(129, 129, SampleType::UInt16, 12);
   const Patch noise = hftest::noise(129, 129, SampleType::UInt16, 13);
   const size_t smoothBytes = encodeOrFail(smooth).size(), noiseBytes = encodeOrFail(noise).size();
@@ -166,7 +166,7 @@ TEST(Ans, EncodeRefusesBadArguments) {
   EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 7, 8, 8, SampleType::UInt16, out), Status::InvalidArgument);
   EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 0, 8, SampleType::UInt16, out), Status::InvalidArgument);
   hfpac::AnsOptions o;
-  o.lanes = 0;
+  o.lanes = -1;  // (0 is kAnsAutoLanes)
   EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, o), Status::InvalidArgument);
   o.lanes = 65;
   EXPECT_EQ(hfpac::ansEncode(p.samples.data(), 8, 8, 8, SampleType::UInt16, out, o), Status::InvalidArgument);

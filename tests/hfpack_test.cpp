@@ -824,8 +824,8 @@ TEST(HfpackTranscode, RoundTripsRestoreTheArchive) {
       ASSERT_TRUE(r.open(stem + v.second, error)) << error;
       EXPECT_EQ(r.header().codec, v.first);
       const char* options = v.first == hfa::Codec::Raw    ? ""
-                            : v.first == hfa::Codec::Hfan ? "lanes=8"
-                            : v.first == hfa::Codec::Auto ? "segment=9 bits=auto lanes=8"
+                            : v.first == hfa::Codec::Hfan ? "lanes=auto"
+                            : v.first == hfa::Codec::Auto ? "segment=9 bits=auto lanes=auto"
                                                           : "segment=9 rbuc";
       EXPECT_EQ(r.header().codecOptions, options);
       if (v.first == hfa::Codec::Raw) {

@@ -144,9 +144,8 @@ bool isAnsStream(const uint8_t* data, size_t size) {
 
 Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, SampleType type,
                  std::vector<uint8_t>& out, const AnsOptions& options) {
-  const int lanes = options.lanes;
   if (samples == nullptr || width < 1 || height < 1 || width > kMaxPatchSide || height > kMaxPatchSide ||
-      stride < size_t(width) || lanes < 1 || lanes > kAnsMaxLanes ||
+      stride < size_t(width) || options.lanes < kAnsAutoLanes || options.lanes > kAnsMaxLanes ||
       (type != SampleType::UInt16 && type != SampleType::Int16))
     return Status::InvalidArgument;
   const bool isSigned = type == SampleType::Int16;
@@ -158,17 +157,14 @@ Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, 
                          options.maskValue) != samples + size_t(y) * stride + size_t(width);
   auto isMasked = [&](uint16_t v) { return masked && v == options.maskValue; };
 
-  // Residuals in raster order (kNoResidual: masked), with their context: whether the lane's
-  // previous sample (i - lanes) was masked, which a lane knows without waiting for the others.
+  // Residuals in raster order (kMaskedZ: masked).
   constexpr uint32_t kMaskedZ = ~0u;
   std::vector<uint32_t> zs(n);
-  std::vector<uint8_t> context(n);
   int32_t last = 0;  // the last unmasked sample in raster order
   for (int y = 0; y < height; ++y) {
     const uint16_t* row = samples + size_t(y) * stride;
     for (int x = 0; x < width; ++x) {
       const size_t i = size_t(y) * size_t(width) + size_t(x);
-      context[i] = i >= size_t(lanes) && zs[i - size_t(lanes)] == kMaskedZ;
       if (isMasked(row[x])) {
         zs[i] = kMaskedZ;
         continue;
@@ -180,29 +176,42 @@ Status ansEncode(const uint16_t* samples, size_t stride, int width, int height, 
     }
   }
 
-  // The token set that codes this patch smaller (by the order-0 estimate).
+  // Each residual's context: whether the lane's previous sample (i - lanes) was masked, which a
+  // lane knows without waiting for the others. Then the token set that codes this patch smaller
+  // (by the order-0 estimate).
   const int tables = masked ? 2 : 1;
+  std::vector<uint8_t> context(n);
   const TokenSet* set = nullptr;
   std::array<Counts, 2> counts{};
   std::array<uint64_t, 2> perContext{};
   double bestBytes = 0;
-  for (const TokenSet* candidate : {&kSmallSet, &kLargeSet}) {
-    std::array<Counts, 2> c{};
-    std::array<uint64_t, 2> m{};
-    double rawBits = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const int t = zs[i] == kMaskedZ ? candidate->escape : candidate->tokenOf(zs[i]).token;
-      ++c[context[i]][size_t(t)];
-      ++m[context[i]];
-      rawBits += candidate->rawBits[size_t(t)] * (t != candidate->escape);
+  auto model = [&](int laneCount) {
+    for (size_t i = 0; i < n; ++i) context[i] = i >= size_t(laneCount) && zs[i - size_t(laneCount)] == kMaskedZ;
+    set = nullptr;
+    for (const TokenSet* candidate : {&kSmallSet, &kLargeSet}) {
+      std::array<Counts, 2> c{};
+      std::array<uint64_t, 2> m{};
+      double rawBits = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const int t = zs[i] == kMaskedZ ? candidate->escape : candidate->tokenOf(zs[i]).token;
+        ++c[context[i]][size_t(t)];
+        ++m[context[i]];
+        rawBits += candidate->rawBits[size_t(t)] * (t != candidate->escape);
+      }
+      const double bytes = estimateBytes(c, m, rawBits, tables, *candidate);
+      if (set == nullptr || bytes < bestBytes) {
+        set = candidate;
+        bestBytes = bytes;
+        counts = c;
+        perContext = m;
+      }
     }
-    const double bytes = estimateBytes(c, m, rawBits, tables, *candidate);
-    if (set == nullptr || bytes < bestBytes) {
-      set = candidate;
-      bestBytes = bytes;
-      counts = c;
-      perContext = m;
-    }
+  };
+  int lanes = options.lanes == kAnsAutoLanes ? kAnsWideLanes : options.lanes;
+  model(lanes);
+  if (options.lanes == kAnsAutoLanes && bestBytes < double(kAnsWideLanesMinBytes)) {
+    lanes = bestBytes < double(kAnsMidLanesMinBytes) ? kAnsNarrowLanes : kAnsMidLanes;
+    if (masked) model(lanes);  // contexts follow the lanes; unmasked ones are all 0
   }
   std::array<Freqs, 2> freq{}, start{};
   for (int c = 0; c < tables; ++c) {
@@ -404,8 +413,8 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   // registers (unmasked streams); then the general loop for the rest.
   d.lanes = lanes;
   std::copy_n(state, lanes, d.state);
-  if (!detail::ansDecodeGroupsAvx2(d) && !info.masked && lanes == size_t(kAnsDefaultLanes)) {
-    constexpr size_t L = kAnsDefaultLanes;
+  if (!detail::ansDecodeGroupsAvx2(d) && !info.masked && lanes == size_t(kAnsNarrowLanes)) {
+    constexpr size_t L = kAnsNarrowLanes;
     const DecodeTable& table = tables[0];
     uint32_t st[L];
     std::copy_n(d.state, L, st);

@@ -280,8 +280,9 @@ AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options,
                       const std::vector<uint32_t>& hfpacBytes, int repeat, std::vector<uint16_t>& decoded,
                       uint64_t& autoBytes) {
   AnchorResult a;
-  a.method = "horizontal differences, hybrid-integer tokens, interleaved rANS (codec/ans.h), " +
-             std::to_string(hfpac::kAnsDefaultLanes) + " lanes, the DEM's nodata as mask";
+  a.method =
+      "horizontal differences, hybrid-integer tokens, interleaved rANS (codec/ans.h), 8, 16 or 32 lanes (auto), "
+      "the DEM's nodata as mask";
   hfpac::AnsOptions ansOptions;
   ansOptions.hasMask = options.hasNodata;  // the DEM's nodata (encodeOptionsFor), as HFPaC gets it
   ansOptions.maskValue = options.nodata;

@@ -37,7 +37,7 @@ bool checkEncodeOptions(int segment, int bits, const std::string& device, int gp
 }
 
 std::string codecOptionsText(hfa::Codec codec, int segment, int bits) {
-  const std::string lanes = "lanes=" + std::to_string(hfpac::kAnsDefaultLanes);
+  const std::string lanes = "lanes=auto";  // per tile, codec/ans.h (kAnsAutoLanes)
   if (codec == hfa::Codec::Raw) return "";
   if (codec == hfa::Codec::Hfan) return lanes;
   if (codec == hfa::Codec::HfpacRbuc) return "segment=" + std::to_string(segment) + " rbuc";

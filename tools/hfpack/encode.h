@@ -50,7 +50,7 @@ bool checkEncodeOptions(int segment, int bits, const std::string& device, int gp
                         std::string& error);
 
 // What the header's codecOptions records for these options: "segment=9 bits=auto",
-// "segment=9 rbuc" (2DRBUC ignores bits), "lanes=8" (hfan), "segment=9 bits=auto lanes=8"
+// "segment=9 rbuc" (2DRBUC ignores bits), "lanes=auto" (hfan), "segment=9 bits=auto lanes=auto"
 // (auto), "" for raw.
 std::string codecOptionsText(hfa::Codec codec, int segment, int bits);
 

@@ -6,10 +6,14 @@
 // given twice, of other inputs or options, corrupt or truncated) gives one "Error:" line, exit
 // status 1 and no output file (an existing one is left as it was).
 #include <gdal.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -265,6 +269,35 @@ TEST(HfpackShard, BadParts) {
   writeFile(bad, std::vector<char>(good.begin(), good.begin() + long(good.size() / 2)));
   expectError(run("merge " + z1 + " " + bad + " " + z3 + " -o " + out + " -q", dir), "truncated", dir, files);
   EXPECT_TRUE(readFile(out) == std::vector<char>({'o', 'l', 'd'}));
+}
+
+
+// A part writer killed before its rename (kill -9 of an array task) leaves PART.tmp.*; the next
+// pack of that part removes the ones no live writer holds once they are 2 s old (the archive
+// writer's rule, archive/temp_file.h), and a part being written by another process stays.
+TEST(HfpackShard, StaleTemporaryPartsAreRemovedByTheNextPack) {
+  NEED("zion_srtm.tif");
+  TempDir dir("hf_shard_stale");
+  auto make = [&](const std::string& name) {
+    const fs::path f = dir / name;
+    std::ofstream(f) << "partial part";
+    fs::last_write_time(f, fs::file_time_type::clock::now() - std::chrono::minutes(5));
+    return f;
+  };
+  const fs::path stale = make("p.part.tmp.AAAAAA"), held = make("p.part.tmp.BBBBBB");
+  const int heldFd = ::open(held.c_str(), O_RDONLY);
+  ASSERT_GE(heldFd, 0);
+  ASSERT_EQ(::flock(heldFd, LOCK_EX | LOCK_NB), 0);  // a writer that is still running
+  hfpack::PackOptions o = packOptions(kDem + "/zion_srtm.tif", dir / "p.part", {});
+  o.shard = 1;
+  o.shards = 2;
+  hfpack::PackResult pr;
+  std::string error;
+  ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_TRUE(fs::exists(held));
+  EXPECT_TRUE(fs::exists(dir / "p.part"));
+  ::close(heldFd);
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 // last, fsync, then an atomic rename. Every write is checked, so a full disk (ENOSPC) or a file
 // size limit (EFBIG) is an error and the temporary file is removed.
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,11 +9,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
-#include <filesystem>
 
 #include "archive/archive.h"
 #include "archive/format.h"
+#include "archive/temp_file.h"
 
 namespace hfa {
 
@@ -22,27 +20,6 @@ using namespace detail;
 
 namespace {
 
-// Temporary files of writers that died before they could remove them (kill -9, a crash, power
-// loss): PATH.tmp.* that no live writer holds locked (a writer keeps flock LOCK_EX on its
-// temporary file from creation to rename; the kernel drops it with the process) and that are
-// at least 2 s old (a writer between mkstemp and flock is not mistaken for a dead one).
-void removeStaleTemporaries(const std::string& path) {
-  namespace fs = std::filesystem;
-  const fs::path p(path);
-  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-  const std::string prefix = p.filename().string() + ".tmp.";
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-    const int fd = ::open(it->path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) continue;
-    struct stat st {};
-    const bool old = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && std::time(nullptr) - st.st_mtime >= 2;
-    if (old && ::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(it->path().c_str());
-    ::close(fd);
-  }
-}
 std::vector<uint8_t> encodeStrings(const Header& h) {
   std::vector<uint8_t> out;
   for (const std::string* s : {&h.crsWkt, &h.verticalUnits, &h.codecOptions}) {
@@ -128,20 +105,8 @@ bool ArchiveWriter::open(const std::string& path, const Header& header, size_t m
     error = "too many tiles";
     return false;
   }
-  removeStaleTemporaries(path);
-  std::string tmpl = path + ".tmp.XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  fd_ = ::mkstemp(buf.data());
-  if (fd_ < 0) {
-    error = "cannot create a temporary file next to " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  // Held until the rename (and released by the kernel if this process dies): what tells a later
-  // writer that this temporary file is not stale.
-  ::flock(fd_, LOCK_EX | LOCK_NB);
-  tmpPath_ = buf.data();
-  ::fchmod(fd_, 0644);
+  fd_ = createWriterTemporary(path, tmpPath_, error);
+  if (fd_ < 0) return false;
   const std::vector<uint8_t> strings = encodeStrings(header_);
   payloadStart_ = kHeaderBytes + strings.size() + uint64_t(maxTiles) * entryBytes(header.tileLog);
   payloadStart_ = (payloadStart_ + 7) & ~uint64_t(7);

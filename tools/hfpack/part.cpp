@@ -14,6 +14,7 @@
 #include <set>
 
 #include "archive/format.h"
+#include "archive/temp_file.h"
 
 namespace hfpack {
 
@@ -345,16 +346,8 @@ bool PartWriter::open(const std::string& path, int tileLog, std::string& error) 
   end_ = kPayloadStart;
   entries_.clear();
   coarse_.clear();
-  std::string tmpl = path + ".tmp.XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  fd_ = ::mkstemp(buf.data());
-  if (fd_ < 0) {
-    error = "cannot create a temporary file next to " + path + ": " + std::strerror(errno);
-    return false;
-  }
-  tmp_ = buf.data();
-  ::fchmod(fd_, 0644);
+  fd_ = hfa::createWriterTemporary(path, tmp_, error);  // stale ones of killed packs go too
+  if (fd_ < 0) return false;
   const uint8_t zero[kHeaderBytes] = {};  // no magic until finish()
   if (!writeAt(0, zero, sizeof zero, error)) {
     abort();

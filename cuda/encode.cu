@@ -361,6 +361,15 @@ __global__ void __launch_bounds__(kThreads) prepareKernel(Workspace ws, Params p
 
 // ---- 2. fill: masked points interpolated along rows, then columns (format.md 8.1) ----
 
+// encoder.cpp's floorDiv(a * wa + b * wb, d) for a gap point between known samples a and b
+// (unsigned domain, < 2^16) with wa + wb = d <= kMaxPatchSide: the numerator is >= 0 and below
+// 2^30, so 32-bit unsigned division gives the same floor, at a fraction of a 64-bit division's
+// cost (one per gap point: voids are most of what this kernel does on nodata inputs).
+__device__ __forceinline__ int64_t gapValue(int64_t a, int64_t b, int wa, int wb, int d) {
+  static_assert(uint64_t(0xffff) * hfpac::kMaxPatchSide < (uint64_t(1) << 32), "32-bit numerator");
+  return int64_t((uint32_t(a) * uint32_t(wa) + uint32_t(b) * uint32_t(wb)) / uint32_t(d));
+}
+
 __global__ void __launch_bounds__(kThreads) fillKernel(Workspace ws) {
   const int slot = int(blockIdx.y) + 1;
   const PrepOut prep = ws.prep[blockIdx.x];
@@ -415,7 +424,7 @@ __global__ void __launch_bounds__(kThreads) fillKernel(Workspace ws) {
             } else if (t == w) {
               v = prevValue;
             } else {
-              v = floorDiv(prevValue * (t - g) + value * (g - previous), t - previous);
+              v = gapValue(prevValue, value, t - g, g - previous, t - previous);
             }
             row[g] = uint16_t(v);
           }
@@ -455,7 +464,7 @@ __global__ void __launch_bounds__(kThreads) fillKernel(Workspace ws) {
             } else if (t == h) {
               v = prevValue;
             } else {
-              v = floorDiv(prevValue * (t - g) + value * (g - previous), t - previous);
+              v = gapValue(prevValue, value, t - g, g - previous, t - previous);
             }
             fill[uint64_t(g) * uint64_t(w) + uint64_t(x)] = uint16_t(v);
           }

@@ -256,6 +256,25 @@ TargetFigures targetFigures(const InputResult& r) {
   return t;
 }
 
+// The inputs with the worst of each target figure (null when no input was measured; ans: only
+// inputs whose HFAN decode was measured).
+struct WorstCases {
+  const InputResult* ratio = nullptr;
+  const InputResult* decode = nullptr;
+  const InputResult* ans = nullptr;
+};
+WorstCases worstCases(const std::vector<InputResult>& results) {
+  WorstCases w;
+  for (const InputResult& r : results) {
+    if (!r.ok) continue;
+    const TargetFigures t = targetFigures(r);
+    if (!w.ratio || t.autoVsZstd < targetFigures(*w.ratio).autoVsZstd) w.ratio = &r;
+    if (!w.decode || t.decodeVsLerc < targetFigures(*w.decode).decodeVsLerc) w.decode = &r;
+    if (t.ansVsLerc > 0 && (!w.ans || t.ansVsLerc < targetFigures(*w.ans).ansVsLerc)) w.ans = &r;
+  }
+  return w;
+}
+
 void writeSummary(JsonWriter& j, const std::vector<InputResult>& results) {
   size_t measured = 0, failed = 0;
   bool all_lossless = true;
@@ -303,16 +322,10 @@ void writeSummary(JsonWriter& j, const std::vector<InputResult>& results) {
   j.field("decode_vs_lerc_geomean", geomean(dec_vs_lerc));
   j.field("decode_vs_zstd_geomean", geomean(dec_vs_zstd));
   // The worst case of each target figure (targetFigures), with its input.
-  const InputResult* worstRatio = nullptr;
-  const InputResult* worstDecode = nullptr;
-  const InputResult* worstAns = nullptr;
-  for (const InputResult& r : results) {
-    if (!r.ok) continue;
-    const TargetFigures t = targetFigures(r);
-    if (!worstRatio || t.autoVsZstd < targetFigures(*worstRatio).autoVsZstd) worstRatio = &r;
-    if (!worstDecode || t.decodeVsLerc < targetFigures(*worstDecode).decodeVsLerc) worstDecode = &r;
-    if (t.ansVsLerc > 0 && (!worstAns || t.ansVsLerc < targetFigures(*worstAns).ansVsLerc)) worstAns = &r;
-  }
+  const WorstCases w = worstCases(results);
+  const InputResult* worstRatio = w.ratio;
+  const InputResult* worstDecode = w.decode;
+  const InputResult* worstAns = w.ans;
   if (worstRatio) {
     j.field("worst_auto_vs_zstd", targetFigures(*worstRatio).autoVsZstd).field("worst_auto_vs_zstd_input", worstRatio->input);
     j.field("worst_decode_vs_lerc", targetFigures(*worstDecode).decodeVsLerc)
@@ -475,14 +488,9 @@ void printCodecTable(std::FILE* out, const std::vector<InputResult>& results) {
     std::fprintf(out, "geomean over %zu inputs: ratio vs zstd %.3f, decode vs lerc %.2fx\n",
                  vs_zstd.size(), geomean(vs_zstd), geomean(dec_vs_lerc));
   // The worst case of each target figure, named.
-  const InputResult* worstRatio = nullptr;
-  const InputResult* worstDecode = nullptr;
-  for (const InputResult& r : results) {
-    if (!r.ok) continue;
-    const TargetFigures t = targetFigures(r);
-    if (!worstRatio || t.autoVsZstd < targetFigures(*worstRatio).autoVsZstd) worstRatio = &r;
-    if (!worstDecode || t.decodeVsLerc < targetFigures(*worstDecode).decodeVsLerc) worstDecode = &r;
-  }
+  const WorstCases w = worstCases(results);
+  const InputResult* worstRatio = w.ratio;
+  const InputResult* worstDecode = w.decode;
   if (worstRatio && worstDecode)
     std::fprintf(out, "worst: auto/zstd %.3f (%s), decode/lerc %.2fx (%s)\n", targetFigures(*worstRatio).autoVsZstd,
                  baseName(worstRatio->input).c_str(), targetFigures(*worstDecode).decodeVsLerc,

@@ -387,8 +387,7 @@ __global__ void __launch_bounds__(kThreads) fillKernel(Workspace ws) {
   __syncthreads();
 
   // Rows: staged through shared memory in chunks of whole rows (coalesced loads and stores), one
-  // thread per row of a chunk; unmasked points are kept, gaps between them interpolated in place
-  // (a row is read ahead of where it is written).
+  // warp per row of a chunk; unmasked points are kept, gaps between them interpolated in place.
   __shared__ uint16_t sRows[kFillStage];
   const int chunkRows = min(kThreads, kFillStage / w);  // >= 1: w <= kMaxPatchSide = kFillStage
   uint32_t minimum = 0xffffu;
@@ -401,38 +400,46 @@ __global__ void __launch_bounds__(kThreads) fillKernel(Workspace ws) {
         sRows[k] = uint16_t(readU(p, pw.x, y0 + pw.y));
     }
     __syncthreads();
-    if (tid < rows) {
-      const int y = y0 + tid;
-      uint16_t* row = sRows + uint32_t(tid) * uint32_t(w);
-      bool anyKnown = false;
-      int previous = -1;
-      int64_t prevValue = 0;
-      for (int t = 0; t <= w; ++t) {
-        int64_t value = 0;
-        if (t < w) {
-          const uint32_t v = row[t];
-          if (v == mv) continue;
-          value = v;
-          anyKnown = true;
-          minimum = min(minimum, v);
-        }
-        if (!(previous < 0 && t == w)) {
-          for (int g = previous + 1; g < t; ++g) {
-            int64_t v;
-            if (previous < 0) {
-              v = value;
-            } else if (t == w) {
-              v = prevValue;
-            } else {
-              v = gapValue(prevValue, value, t - g, g - previous, t - previous);
-            }
-            row[g] = uint16_t(v);
+    // One warp per row, 32 points a step (the serial walk of encoder.cpp, same values): a chunk's
+    // known points by ballot; the gap from the last known point before the chunk to its first
+    // known one filled by the whole warp (it may span earlier chunks: long voids), each masked
+    // lane between two known lanes of the chunk by itself; masked lanes after the chunk's last
+    // known point wait for the next known point (or the row's end). Gaps are only ever written
+    // behind (or between) points already classified, and known points are never written.
+    const int lane = tid & 31;
+    for (int r = tid >> 5; r < rows; r += kWarps) {
+      uint16_t* row = sRows + uint32_t(r) * uint32_t(w);
+      int previous = -1;  // the last known point before the current chunk (warp-uniform)
+      uint32_t prevValue = 0;
+      for (int base = 0; base < w; base += 32) {
+        const int x = base + lane;
+        const uint32_t v = x < w ? uint32_t(row[x]) : mv;
+        const bool known = x < w && v != mv;
+        if (known) minimum = min(minimum, v);
+        const uint32_t ballot = __ballot_sync(0xffffffffu, known);
+        if (ballot == 0) continue;  // all masked: the gap goes on
+        const int first = base + __ffs(int(ballot)) - 1;
+        const uint32_t firstValue = row[first];
+        for (int g = previous + 1 + lane; g < first; g += 32)
+          row[g] = uint16_t(previous < 0 ? int64_t(firstValue)
+                                         : gapValue(prevValue, firstValue, first - g, g - previous, first - previous));
+        if (!known && x < w) {
+          const uint32_t below = ballot & ((1u << lane) - 1u);
+          const uint32_t above = lane == 31 ? 0u : ballot & ~((2u << lane) - 1u);
+          if (below != 0 && above != 0) {
+            const int a = base + 31 - __clz(int(below)), b = base + __ffs(int(above)) - 1;
+            row[x] = uint16_t(gapValue(row[a], row[b], b - x, x - a, b - a));
           }
         }
-        previous = t;
-        prevValue = value;
+        previous = base + 31 - __clz(int(ballot));
+        prevValue = row[previous];
+        __syncwarp();
       }
-      if (anyKnown) atomicOr(&rowKnown[y >> 5], 1u << (y & 31));
+      if (previous >= 0) {
+        for (int g = previous + 1 + lane; g < w; g += 32) row[g] = uint16_t(prevValue);
+        if (lane == 0) atomicOr(&rowKnown[(y0 + r) >> 5], 1u << ((y0 + r) & 31));
+      }
+      __syncwarp();
     }
     __syncthreads();
     uint16_t* dst = fill + uint64_t(y0) * uint64_t(w);

@@ -196,6 +196,7 @@ inline unsigned __reduce_or_sync(unsigned, unsigned v) {
 }
 
 inline int __clz(int v) { return v == 0 ? 32 : __builtin_clz(unsigned(v)); }
+inline int __ffs(int v) { return __builtin_ffs(v); }
 inline int __popc(unsigned v) { return __builtin_popcount(v); }
 
 // One OS thread runs everything: atomics are plain read-modify-writes.

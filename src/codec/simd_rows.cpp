@@ -26,26 +26,6 @@ bool hasAvx2() {
   return yes && !simdDisabled.load(std::memory_order_relaxed);
 }
 
-__attribute__((target("avx2,fma"))) int predictRowAvx2(double quad, double lin, double constant,
-                                                        int shift, int len, uint16_t* out) {
-  const __m256d q = _mm256_set1_pd(quad), l = _mm256_set1_pd(lin), c = _mm256_set1_pd(constant);
-  const __m256d scale = _mm256_set1_pd(1.0 / double(int64_t(1) << shift));
-  const __m256d lo = _mm256_setzero_pd(), hi = _mm256_set1_pd(65535.0);
-  __m256d a = _mm256_setr_pd(0.0, 1.0, 2.0, 3.0);
-  const __m256d four = _mm256_set1_pd(4.0);
-  int done = 0;
-  for (; done + 4 <= len; done += 4) {
-    // Exact: fma rounds once, and the exact result is an integer below 2^53.
-    const __m256d s = _mm256_fmadd_pd(_mm256_fmadd_pd(q, a, l), a, c);
-    __m256d t = _mm256_floor_pd(_mm256_mul_pd(s, scale));  // power-of-two scale: exact
-    t = _mm256_min_pd(_mm256_max_pd(t, lo), hi);
-    const __m128i v = _mm256_cvttpd_epi32(t);
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + done), _mm_packus_epi32(v, v));
-    a = _mm256_add_pd(a, four);
-  }
-  return done;
-}
-
 // The rows of one segment for G groups of four columns (predictSegmentAvx2 says how): G is a
 // constant, so the walk keeps its state in registers.
 template <int G>
@@ -256,7 +236,6 @@ __attribute__((target("avx2"))) uint32_t lowArea16Avx2(const uint8_t* base, uint
 
 bool hasAvx2() { return false; }
 void setSimdDisabledForTesting(bool) {}
-int predictRowAvx2(double, double, double, int, int, uint16_t*) { return 0; }
 void predictSegmentAvx2(const int32_t[3][3], int, int, int, int, uint16_t*, size_t) {}
 uint32_t lowRow16Avx2(const uint8_t*, uint64_t, int, const int32_t*, uint16_t*, uint16_t, uint32_t,
                       uint16_t) {

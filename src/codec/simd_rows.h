@@ -1,7 +1,8 @@
-// simd_rows.h - AVX2 versions of the decoder's two per-point loops (internal).
+// simd_rows.h - AVX2 versions of the decoder's per-point loops (internal): the layer-1
+// prediction of a segment, and the layer-3 rows of an area (one row, or a whole full-width area).
 //
 // Chosen at run time (hasAvx2()); the scalar loops in decoder.cpp stay the reference and the
-// fallback. Both give bit-identical results: the prediction is exact integer arithmetic carried
+// fallback (tests/simd_rows_test.cpp compares them). Both give bit-identical results: the prediction is exact integer arithmetic carried
 // in doubles (every value is an integer below 2^53, docs/format.md section 4), and the layer-3
 // row is plain integer work.
 #pragma once
@@ -16,11 +17,6 @@ bool hasAvx2();
 // Tests only: makes hasAvx2() false (true = the scalar loops everywhere, false = back to what the
 // CPU has), so one process can compare the scalar and SIMD decoders on the same streams.
 void setSimdDisabledForTesting(bool disabled);
-
-// out[a] = clamp(floor((quad * a^2 + lin * a + constant) / 2^shift), 0, 65535) for a in [0, len),
-// with quad, lin, constant exact integers (|value| < 2^50) and constant including the rounding
-// half. Returns the number of points written (a multiple of 4); the caller finishes the rest.
-int predictRowAvx2(double quad, double lin, double constant, int shift, int len, uint16_t* out);
 
 // A whole segment block: rows j in [j0, j1), columns a in [0, len) of a segment whose 3 x 3
 // control net is p (row-major, y first), written to out + (j - j0) * stride + a. Same values as

@@ -4,7 +4,7 @@
 // Output equals hfpac::ansDecode's sample for sample; a stream the CPU decoder refuses is
 // refused here too (per-patch status).
 //
-// Limits: lanes <= 32 (one warp; the encoder's default is 8). Streams are checked on the host
+// Limits: lanes <= 32 (one warp: the encoder picks 32, 16 or 8). Streams are checked on the host
 // first (ansReadInfo); a patch the GPU cannot take gets Status::Unsupported.
 #pragma once
 

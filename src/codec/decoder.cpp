@@ -490,9 +490,9 @@ Status finishAreas(const Stream& s, uint16_t* dst, size_t stride, Layers layers)
         continue;
       }
       // Fast path, every area of a lossless decode: 16 fields per row step (lowRow16*), which
-      // reads up to 16 bytes from the byte of a row's first field and 8 from any field's. A partial-width area (the last
-      // column of areas) steps through a 16-wide scratch row; the areas at the end of the
-      // section read a zero-padded copy of its tail. Masked points of a bitmap area take the
+      // reads up to 16 bytes from the byte of a row's first field and 8 from any field's. A
+      // partial-width area (the last column of areas) steps through a 16-wide scratch row; the
+      // areas at the end of the section read a zero-padded copy of its tail. Masked points of a bitmap area take the
       // masked value in the same step: a valid stream gives them residual 0, so the range check
       // cannot trip on them (a corrupt one may, which is an error anyway).
       if (kLittleEndianHost && lossless) {

@@ -179,8 +179,11 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
   // Once at most 2L + 8 words remain (a group reads at most 2L, a load 8 past its position),
   // the refills read a padded copy of them; a refill past the last word is a truncated stream,
   // found where the scalar loop finds it (the same refills in the same order).
+  // In the tail a phase's registers refill one after the other and the check comes after the
+  // last: a register's 8-word load may start up to 8 (R - 1) words past the stream's end, so the
+  // copy is zero-padded by L more words.
   constexpr size_t kTailWords = 2 * L + 8;
-  alignas(16) uint8_t tail[2 * (kTailWords + 8)];
+  alignas(16) uint8_t tail[2 * (kTailWords + L)];
   bool inTail = false;
   while (d.n - d.first >= L) {
     if (!inTail && d.words - pos <= kTailWords) {

@@ -19,6 +19,12 @@
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
 #include "test_files.h"
+#ifdef HF_HAVE_HFPACK_LIB
+#include "hfpack.h"
+#ifdef HFPACK_GDAL
+#include <gdal.h>
+#endif
+#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -162,6 +168,24 @@ void expectParity(const Result& r) {
   EXPECT_EQ(differ, 0u) << "bytes differing from the cpu image";
 }
 
+// `r` (any strategy on the archive at `path`) against the archive's CPU decode and the cpu
+// strategy's run `cpu` on it.
+void expectSameAsCpu(const std::string& path, const Result& r, const Result& cpu) {
+  ASSERT_TRUE(r.settled);
+  hfa::ArchiveReader archive;
+  std::string error;
+  ASSERT_TRUE(archive.open(path, error)) << error;
+  const size_t p = size_t(archive.header().tileSize());
+  std::vector<uint16_t> want(p * p);
+  ASSERT_FALSE(r.atlas.empty());
+  ASSERT_EQ(r.atlas.size(), cpu.atlas.size());
+  for (const auto& [tile, samples] : r.atlas) {
+    ASSERT_TRUE(archive.decodeTile(tile, want.data(), error)) << error;
+    ASSERT_EQ(samples, want) << archive.tileName(tile);
+  }
+  EXPECT_EQ(r.px, cpu.px);
+}
+
 TEST(StrategyParity, CpuAtlasMatchesDecode) {
   const Result& ref = reference();
   SKIP_UNLESS_RUNNABLE(ref);
@@ -206,6 +230,118 @@ TEST(StrategyParity, CudaVramCacheEqualsCpu) {
     expectParity(r);
   }
 }
+
+// The "gl" strategy: HFPaC decoded by a GL compute shader in the drawing context. It runs on
+// llvmpipe too (CI), so it must not fall back here; where the GL has no 64-bit shader integers
+// it falls back to cpu with a Note, which these tests report as a skip.
+Result runGl(const std::string& path, const std::string& cache) {
+  Result r = run("gl", path, cache);
+  if (r.skip.empty() && r.name != "gl") r.skip = "gl strategy fell back to " + r.name;
+  return r;
+}
+
+TEST(StrategyParity, GlEqualsCpu) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  const Result r = runGl(samplePath(false), "host");
+  if (!r.skip.empty()) GTEST_SKIP() << r.skip;
+  expectParity(r);
+  EXPECT_EQ(r.stats.samplesToDevice, 0u) << "every hfpac tile decodes on the GPU";
+  EXPECT_GT(r.stats.compressedToDevice, 0u);
+  EXPECT_EQ(r.stats.cacheHits, 0u);
+}
+
+// The pool as a VRAM cache: the whole archive preloaded, and a pool so small (0.25 MiB) that
+// entries are evicted and placed again while the view fills.
+TEST(StrategyParity, GlVramCacheEqualsCpu) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  for (const char* cache : {"vram", "vram:0.25"}) {
+    SCOPED_TRACE(cache);
+    const Result r = runGl(samplePath(false), cache);
+    if (!r.skip.empty()) GTEST_SKIP() << r.skip;
+    expectParity(r);
+    EXPECT_GT(r.stats.cacheCapacity, 0u);
+    EXPECT_LE(r.stats.cacheBytes, r.stats.cacheCapacity);
+  }
+}
+
+#ifdef HF_HAVE_HFPACK_LIB
+// Tiles the shader does not decode (HFAN in a codec-auto archive, 2DRBUC streams) are decoded
+// on the loader threads and uploaded as samples, in the same atlas.
+TEST(StrategyParity, GlDecodesMixedArchives) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  for (const hfa::Codec codec : {hfa::Codec::Auto, hfa::Codec::HfpacRbuc}) {
+    SCOPED_TRACE(hfa::codecName(codec));
+    hf_test::TempDir dir;
+    hfpack::TranscodeOptions o;
+    o.input = samplePath(false);
+    o.output = dir / "mixed.hfa";
+    o.codec = codec;
+    o.threads = 2;
+    o.out = nullptr;
+    hfpack::TranscodeResult tr;
+    std::string error;
+    ASSERT_TRUE(hfpack::transcode(o, tr, error)) << error;
+    const Result r = runGl(o.output, "host");
+    if (!r.skip.empty()) GTEST_SKIP() << r.skip;
+    EXPECT_GT(r.stats.samplesToDevice, 0u) << "some tiles were decoded on the CPU";
+    expectSameAsCpu(o.output, r, reference());
+  }
+}
+
+#ifdef HFPACK_GDAL
+// Every kind of stream the shader decodes, from a synthetic DEM packed with --nodata keep:
+// masked areas (all void and mixed bitmaps), flat tiles, stored (incompressible) tiles, smooth
+// and rough layered tiles with prominent points, for every segment size and fixed or per-area b.
+TEST(StrategyParity, GlDecodesEveryStreamKind) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  hf_test::TempDir dir;
+  const std::string tif = dir / "kinds.tif";
+  GDALAllRegister();
+  GDALDriverH drv = GDALGetDriverByName("GTiff");
+  ASSERT_NE(drv, nullptr);
+  const int w = 520, h = 400;
+  GDALDatasetH ds = GDALCreate(drv, tif.c_str(), w, h, 1, GDT_Int16, nullptr);
+  ASSERT_NE(ds, nullptr);
+  GDALRasterBandH band = GDALGetRasterBand(ds, 1);
+  GDALSetRasterNoDataValue(band, -32768);
+  std::vector<int16_t> v(size_t(w) * h);
+  uint32_t rng = 12345;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      rng = rng * 1664525u + 1013904223u;
+      int16_t s;
+      if (x < 270 && y >= 128) s = 250;                                           // flat tiles
+      else if (x >= 250 && x < 400 && y < 140) s = int16_t(int(rng >> 16) - 32767);  // stored (noise)
+      else if ((x - 440) * (x - 440) + (y - 280) * (y - 280) < 3600) s = -32768;   // a void disc
+      else if ((x * 7 + y * 3) % 97 == 0) s = -32768;                              // scattered voids
+      else s = int16_t(500 + (x * x) / 300 + 40 * ((x / 11 + y / 7) % 5) - y + (rng >> 29));  // rough
+      v[size_t(y) * w + x] = s;
+    }
+  ASSERT_EQ(GDALRasterIO(band, GF_Write, 0, 0, w, h, v.data(), w, h, GDT_Int16, 0, 0), CE_None);
+  GDALClose(ds);
+  for (const auto& [segment, bits] : {std::pair{5, -1}, std::pair{9, 3}, std::pair{17, 0}, std::pair{33, -1}}) {
+    SCOPED_TRACE("segment " + std::to_string(segment) + " bits " + std::to_string(bits));
+    hfpack::PackOptions o;
+    o.inputs = {tif};
+    o.output = dir / ("kinds" + std::to_string(segment) + ".hfa");
+    o.segment = segment;
+    o.bits = bits;
+    o.fillNodata = false;
+    o.threads = 2;
+    o.out = nullptr;
+    hfpack::PackResult pr;
+    std::string error;
+    ASSERT_TRUE(hfpack::pack(o, pr, error)) << error;
+    const Result cpu = run("cpu", o.output);
+    ASSERT_TRUE(cpu.skip.empty()) << cpu.skip;
+    const Result r = runGl(o.output, "host");
+    if (!r.skip.empty()) GTEST_SKIP() << r.skip;
+    EXPECT_EQ(r.stats.samplesToDevice, 0u);
+    expectSameAsCpu(o.output, r, cpu);
+  }
+}
+#endif
+#endif
 
 // Progressive loading (--progressive): tiles first delivered lossy (layers 1 + 2) and refined in
 // place; once settled, the atlas and the image are exactly the cpu strategy's, every lossy tile

@@ -1,6 +1,5 @@
 // renderer.cpp - atlas, streaming glue, Domino multi-draw and the FBO target.
 #include "render/gl/renderer.h"
-#include "runtime/runtime_files.h"
 
 #include <glad/gl.h>
 
@@ -488,15 +487,8 @@ bool Renderer::Impl::init(std::string& error) {
   glVertexArrayAttribBinding(vao, 1, 1);
 
   // Shaders.
-  std::string dir = settings.shaderDir;
-  if (dir.empty()) {
-    const char* env = std::getenv("HF_SHADER_DIR");
-    dir = env && *env ? env : hfrt::runtimeDir("shaders");
-    if (dir.empty()) {
-      error = "no shaders/ folder beside the executable, in ../share/hfview or in the source tree; set HF_SHADER_DIR";
-      return false;
-    }
-  }
+  const std::string dir = resolveShaderDir(settings.shaderDir, error);
+  if (dir.empty()) return false;
   shaderDirectory = dir;
   program = compileProgram(dir, "terrain.vert", "terrain.frag", error);
   if (!program) return false;

@@ -4,9 +4,12 @@
 #include <glad/gl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <sstream>
+
+#include "runtime/runtime_files.h"
 
 namespace hfr {
 namespace {
@@ -140,6 +143,35 @@ unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
     return 0;
   }
   return p;
+}
+
+unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error) {
+  const GLuint cs = compileStage(GL_COMPUTE_SHADER, dir, file, error);
+  if (!cs) return 0;
+  const GLuint p = glCreateProgram();
+  glAttachShader(p, cs);
+  glLinkProgram(p);
+  glDeleteShader(cs);
+  GLint ok = 0, len = 0;
+  glGetProgramiv(p, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    glGetProgramiv(p, GL_INFO_LOG_LENGTH, &len);
+    std::string log(size_t(std::max(len, 1)), '\0');
+    glGetProgramInfoLog(p, len, nullptr, log.data());
+    glDeleteProgram(p);
+    error = "shader " + dir + "/" + file + " does not link:\n" + std::string(log.c_str());
+    return 0;
+  }
+  return p;
+}
+
+std::string resolveShaderDir(const std::string& explicitDir, std::string& error) {
+  if (!explicitDir.empty()) return explicitDir;
+  const char* env = std::getenv("HF_SHADER_DIR");
+  const std::string dir = env && *env ? env : hfrt::runtimeDir("shaders");
+  if (dir.empty())
+    error = "no shaders/ folder beside the executable, in ../share/hfview or in the source tree; set HF_SHADER_DIR";
+  return dir;
 }
 
 }  // namespace hfr

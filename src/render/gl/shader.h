@@ -17,4 +17,12 @@ bool preprocessShader(const std::string& dir, const std::string& file, std::stri
 unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
                         const std::string& fragmentFile, std::string& error);
 
+// The same for a compute program (one stage).
+unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error);
+
+// Where the shaders are: `explicitDir` when set, else $HF_SHADER_DIR, else the first shaders/
+// folder src/runtime finds (beside the executable, an install prefix, the source tree). Empty
+// and a one-line error when there is none.
+std::string resolveShaderDir(const std::string& explicitDir, std::string& error);
+
 }  // namespace hfr

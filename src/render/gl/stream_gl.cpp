@@ -19,6 +19,10 @@
 
 namespace hfr {
 
+// stream_compute.cpp: the "gl" strategy.
+std::unique_ptr<StreamStrategy> makeComputeStreamStrategy(const hfa::ArchiveReader& archive,
+                                                          const StreamOptions& options);
+
 #ifdef HF_HAVE_CUDA_STREAM
 // stream_cuda.cpp: nullptr + note when CUDA cannot be used here (the caller falls back to cpu).
 std::unique_ptr<StreamStrategy> makeCudaStreamStrategy(const hfa::ArchiveReader& archive,
@@ -328,6 +332,14 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
     }
     if (options.progressive) note = "--progressive: a raw archive has no layers; tiles load whole";
     return std::make_unique<RawStreamStrategy>(archive);
+  }
+  if (name == "gl") {
+    if (codec == hfa::Codec::Raw) {
+      error = "--stream gl needs a compressed archive (hfpac); this one is raw (use --stream raw)";
+      return nullptr;
+    }
+    if (options.progressive) note = "--progressive: --stream gl loads tiles whole";
+    return makeComputeStreamStrategy(archive, options);
   }
   if (name == "cuda") {
     if (codec == hfa::Codec::Raw) {

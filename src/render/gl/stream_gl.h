@@ -7,6 +7,11 @@
 //   the render thread at the first deliver/loadNow); the render thread uploads from the PBO with
 //   glTextureSubImage3D and fences each batch: a PBO slot is reused only after its fence has
 //   signalled. A non-raw archive is refused (one-line error): "raw" means "no decode at all".
+// - "gl": HFPaC tiles decoded into the atlas by a GL compute shader in the drawing context (any
+//   GPU with OpenGL 4.5 and GL_ARB_gpu_shader_int64; see stream_compute.cpp), with the same
+//   --cache host|vram[:MiB] as cuda (the pool is a GL buffer). HFAN and 2DRBUC tiles are
+//   decoded on its loader threads. Without 64-bit shader integers or the shader: falls back to
+//   "cpu" with a Note. A raw archive is refused.
 // - "cuda" (only when built with the GPU codec, HF_HAVE_CUDA_STREAM): see stream_cuda.cpp. No
 //   CUDA device, no CUDA-GL interop with the current context, or an archive of codec hfan or
 //   auto (HFAN tiles): falls back to "cpu" and says so once on stderr (a "Note:" line).
@@ -34,12 +39,15 @@ struct StreamOptions {
   // are refined in place to exact (CpuStreamStrategy; stream_cuda.cpp). raw has no layers, and
   // cuda with vramCache loads tiles whole (a note says so).
   bool progressive = false;
+  // gl: where shaders/decode.comp is (empty: $HF_SHADER_DIR, else the shaders/ folder the
+  // renderer finds; RenderSettings::shaderDir).
+  std::string shaderDir;
 };
 
 // Parses "host", "vram" or "vram:MiB" (MiB > 0) into `options`; false and a one-line error else.
 bool parseCacheOption(const std::string& text, StreamOptions& options, std::string& error);
 
-// "cpu", "raw" or "cuda". nullptr and a one-line error for an unknown name or an archive the
+// "cpu", "raw", "gl" or "cuda". nullptr and a one-line error for an unknown name or an archive the
 // strategy cannot read (raw on a compressed archive, cuda on a raw one). When "cuda" cannot run
 // here (no device or interop, or HFAN tiles), returns the cpu strategy and sets `note` (one line)
 // instead; the VRAM cache then does not apply to the heights. Create it before or after

@@ -1,0 +1,591 @@
+// stream_compute.cpp - the "gl" strategy (stream_gl.h): HFPaC tiles decoded into the atlas by a
+// GL compute shader (shaders/decode.comp), inside the context that draws.
+//
+// Why: the cuda strategy's fills cost a CUDA-GL hand-over per batch (map, launches, unmap: the
+// GPU switches contexts), about 0.6 ms for a few microseconds of decoding (issue 13,
+// bench/results/compression); a compute dispatch in the drawing context is ordered with the
+// draws by the GL command stream alone. It also runs on any GPU with OpenGL 4.5 and 64-bit
+// shader integers (GL_ARB_gpu_shader_int64), CUDA or not, llvmpipe included (CI).
+//
+// Loader threads read each payload (CRC checked), check its geometry and lay it out as a
+// compute entry (render/stream/decode_entry.h: the stream validated with the CPU decoder's
+// checks, descriptors built from it); tiles the shader cannot decode (2DRBUC streams, HFAN
+// tiles of hfan/auto archives) are decoded on the loader thread and uploaded as samples. The
+// render thread, in deliver(), places entries in one GL buffer (the pool, bookkept by a
+// CompressedCache), writes one 16-byte job per tile and dispatches one workgroup per 16 x 16
+// area, then a memory barrier orders the image stores before the next draw's fetches. GL
+// orders buffer updates after earlier dispatches, so an entry's bytes can be replaced as soon
+// as its dispatch is issued: no pins, no pending states.
+//
+// --cache host: the pool is a staging area (entries are dropped once dispatched, every decode
+// sends its tile). --cache vram[:MiB]: entries stay (least recently used out); when the whole
+// archive fits, a preload thread lays out every tile in archive order and the render thread
+// uploads them (up to kPreloadBytesPerDeliver per deliver; finishPrefetch uploads the rest), after
+// which only the 16-byte jobs cross PCIe.
+#include <glad/gl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "archive/archive.h"
+#include "render/gl/shader.h"
+#include "render/gl/stream_gl.h"
+#include "render/stream/compressed_cache.h"
+#include "render/stream/decode_entry.h"
+
+namespace hfr {
+
+namespace {
+
+constexpr uint32_t kEntryAlignment = 256;           // pool offsets (>= the SSBO offset alignment)
+constexpr size_t kMaxJobs = 256;                    // tiles per dispatch
+constexpr int kRing = 16;                           // job / flag slots in flight
+constexpr uint64_t kStagingPool = uint64_t(64) << 20;   // --cache host
+constexpr uint64_t kPreloadQueueBytes = uint64_t(64) << 20;
+constexpr uint64_t kPreloadBytesPerDeliver = uint64_t(32) << 20;
+
+// Bytes a tile's entry takes at most: its stream, the descriptors, the padding.
+uint64_t entryBound(uint64_t payload, int tileSize) {
+  const uint64_t areas = uint64_t((tileSize + 15) / 16) * uint64_t((tileSize + 15) / 16);
+  const uint64_t bytes = 64 + 32 * areas + (payload + 15) / 16 * 16 + 16;
+  return (bytes + kEntryAlignment - 1) / kEntryAlignment * kEntryAlignment;
+}
+
+bool hasExtension(const char* name) {
+  GLint n = 0;
+  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+  for (GLint i = 0; i < n; ++i) {
+    const char* e = reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)));
+    if (e && std::strcmp(e, name) == 0) return true;
+  }
+  return false;
+}
+
+class ComputeStreamStrategy final : public StreamStrategy {
+ public:
+  ComputeStreamStrategy(const hfa::ArchiveReader& archive, const StreamOptions& options)
+      : archive_(archive), p_(archive.header().tileSize()), options_(options) {
+    inPool_.assign(archive.tiles().size(), Placed{});
+    if (options.vramCache) {
+      for (const auto& t : archive.tiles()) wholeBytes_ += entryBound(t.size, p_);
+    }
+    const int loaders = 2;
+    for (int i = 0; i < loaders; ++i) loaders_.emplace_back([this] { load(); });
+  }
+  ~ComputeStreamStrategy() override { stopThreads(); }
+  ComputeStreamStrategy(const ComputeStreamStrategy&) = delete;
+  ComputeStreamStrategy& operator=(const ComputeStreamStrategy&) = delete;
+
+  const char* name() const override { return fallback_ ? fallback_->name() : "gl"; }
+
+  void request(const std::vector<size_t>& tiles) override {
+    if (fallback_) return fallback_->request(tiles);
+    last_ = tiles;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t t : queue_) active_.erase(t);
+    queue_.clear();
+    for (size_t t : hits_) active_.erase(t);
+    hits_.clear();
+    for (size_t t : tiles) {
+      if (t >= archive_.tiles().size()) continue;
+      if (!active_.insert(t).second) continue;
+      if (inPool_[t].valid) hits_.push_back(t);  // in the VRAM pool: no read
+      else queue_.push_back(t);
+    }
+    if (!queue_.empty()) wake_.notify_all();
+  }
+
+  size_t deliver(TileSink& sink, size_t maxTiles) override {
+    if (fallback_) return fallback_->deliver(sink, maxTiles);
+    if (!ensureGl(sink)) return fallback_->deliver(sink, maxTiles);
+    uploadPreloaded(kPreloadBytesPerDeliver);
+    size_t delivered = 0, taken = 0;
+    for (size_t budget = maxTiles; budget > 0; budget -= taken) {
+      delivered += deliverBatch(sink, std::min(budget, kMaxJobs), nullptr, taken);
+      if (taken == 0) break;
+    }
+    return delivered;
+  }
+
+  bool loadNow(size_t tile, TileSink& sink, std::string& error) override {
+    if (fallback_) return fallback_->loadNow(tile, sink, error);
+    if (!ensureGl(sink)) return fallback_->loadNow(tile, sink, error);
+    Loaded l = read(tile);
+    if (!l.error.empty()) {
+      error = l.error;
+      sink.failed(tile, error);
+      return false;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      active_.insert(tile);
+    }
+    std::deque<Loaded> one;
+    one.push_back(std::move(l));
+    size_t taken = 0;
+    if (deliverBatch(sink, 1, &one, taken) != 1) {
+      error = archive_.tileName(tile) + ": not decoded";
+      return false;
+    }
+    return true;
+  }
+
+  size_t pending() const override {
+    if (fallback_) return fallback_->pending();
+    std::lock_guard<std::mutex> lock(mutex_);
+    return active_.size();
+  }
+
+  StreamStats stats() const override {
+    if (fallback_) return fallback_->stats();
+    std::lock_guard<std::mutex> lock(mutex_);
+    StreamStats s = stats_;
+    s.requested = active_.size();
+    if (pool_ && options_.vramCache) {
+      s.cacheBytes = index_->usedBytes();
+      s.cacheCapacity = index_->capacity();
+    }
+    return s;
+  }
+
+  void pollCompleted() override {
+    if (fallback_) return fallback_->pollCompleted();
+    while (!inFlight_.empty() && signalled(inFlight_.front().fence, false)) retire();
+  }
+
+  void finishPrefetch() override {
+    if (fallback_ || !preloading_) return;
+    while (uploadPreloaded(UINT64_MAX)) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      preloadCv_.wait_for(lock, std::chrono::milliseconds(20),
+                          [&] { return preloadDone_ || !preloaded_.empty(); });
+    }
+  }
+
+  void releaseGl() override {
+    stopThreads();
+    while (!inFlight_.empty()) retire();
+    if (pool_) glDeleteBuffers(1, &pool_);
+    if (jobs_) glDeleteBuffers(1, &jobs_);
+    if (flags_) glDeleteBuffers(1, &flags_);
+    if (program_) glDeleteProgram(program_);
+    pool_ = jobs_ = flags_ = program_ = 0;
+    if (fallback_) fallback_->releaseGl();
+  }
+
+ private:
+  struct Loaded {
+    size_t tile = 0;
+    std::string error;
+    ComputeEntry entry;             // decoded by the shader (areas > 0 or a flat/stored patch)
+    std::vector<uint16_t> samples;  // decoded here (2DRBUC, HFAN): uploaded as samples
+    bool onCpu = false;
+    bool hit = false;               // in the pool already
+  };
+  struct Placed {
+    bool valid = false;
+    uint64_t offset = 0;
+    uint32_t areas = 0;
+  };
+  struct Batch {
+    GLsync fence = nullptr;
+    int slot = 0;
+    std::vector<size_t> tiles;
+  };
+
+  // `entryOnly` (the preload): a tile for the CPU is marked onCpu without decoding it.
+  Loaded read(size_t tile, bool entryOnly = false) const {
+    Loaded l;
+    l.tile = tile;
+    std::vector<uint8_t> bytes;
+    if (!archive_.copyPayload(tile, bytes, l.error)) {
+      if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
+      return l;
+    }
+    hfpac::Status st = hfpac::Status::Unsupported;
+    if (hfa::isHfpacCodec(archive_.tiles()[tile].codec)) {
+      hfpac::PatchInfo info;
+      st = hfpac::readInfo(bytes.data(), bytes.size(), info);
+      if (st == hfpac::Status::Ok && (info.width != p_ || info.height != p_ || info.type != archive_.header().sampleType)) {
+        l.error = archive_.tileName(tile) + ": patch geometry or sample type disagrees with the header";
+        return l;
+      }
+      if (st == hfpac::Status::Ok) st = makeComputeEntry(bytes.data(), bytes.size(), l.entry);
+    }
+    if (st == hfpac::Status::Unsupported) {  // HFAN, 2DRBUC: decoded here (checks included)
+      l.onCpu = true;
+      if (entryOnly) return l;
+      l.samples.resize(size_t(p_) * size_t(p_));
+      if (!archive_.decodeTile(tile, l.samples.data(), l.error)) {
+        if (l.error.empty()) l.error = archive_.tileName(tile) + ": not decodable";
+        l.samples = {};
+      }
+    } else if (st != hfpac::Status::Ok) {
+      l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(st);
+    }
+    return l;
+  }
+
+  void load() {
+    for (;;) {
+      size_t tile;
+      ReadAhead ahead;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (stop_) return;
+        tile = queue_.front();
+        queue_.pop_front();
+        ahead.take(tile, queue_);
+      }
+      ahead.advise(archive_);
+      Loaded l = read(tile);
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.bytesRead += l.error.empty() ? archive_.tiles()[tile].size : 0;
+      ready_.push_back(std::move(l));
+    }
+  }
+
+  // --cache vram with the whole archive fitting: every tile's entry in archive order (coarse
+  // levels first), handed to the render thread through a bounded queue.
+  void preload() {
+    for (size_t t = 0; t < archive_.tiles().size(); ++t) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        preloadCv_.wait(lock, [&] { return stop_ || preloadedBytes_ < kPreloadQueueBytes; });
+        if (stop_) break;
+      }
+      if (!hfa::isHfpacCodec(archive_.tiles()[t].codec)) continue;
+      Loaded l = read(t, true);
+      if (!l.error.empty() || l.onCpu) continue;  // the demand path reports or decodes it
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.bytesRead += archive_.tiles()[t].size;
+      preloadedBytes_ += l.entry.bytes.size();
+      preloaded_.push_back(std::move(l));
+      preloadCv_.notify_all();
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    preloadDone_ = true;
+    preloadCv_.notify_all();
+  }
+
+  // Render thread: places up to `budget` bytes of preloaded entries in the pool. True while the
+  // preload has more to give.
+  bool uploadPreloaded(uint64_t budget) {
+    if (!preloading_) return false;
+    uint64_t sent = 0;
+    for (;;) {
+      Loaded l;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (preloaded_.empty() || sent >= budget) {
+          if (preloadDone_ && preloaded_.empty()) {
+            preloading_ = false;
+            stats_.preloadMs =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - preloadStart_).count();
+            return false;
+          }
+          return true;
+        }
+        l = std::move(preloaded_.front());
+        preloaded_.pop_front();
+        preloadedBytes_ -= l.entry.bytes.size();
+        preloadCv_.notify_all();
+      }
+      if (inPool_[l.tile].valid) continue;
+      if (!place(l)) {  // full after all: stop preloading
+        std::lock_guard<std::mutex> lock(mutex_);
+        preloaded_.clear();
+        preloadedBytes_ = 0;
+        preloadCv_.notify_all();
+        continue;
+      }
+      sent += l.entry.bytes.size();
+    }
+  }
+
+  // Puts a loaded entry into the pool (evicting least recently used entries); false when it
+  // cannot fit.
+  bool place(const Loaded& l) {
+    std::vector<size_t> evicted;
+    const int64_t at = index_->insert(l.tile, l.entry.bytes.size(), &evicted);
+    for (size_t k : evicted) inPool_[k] = Placed{};
+    if (at < 0) return false;
+    glNamedBufferSubData(pool_, GLintptr(at), GLsizeiptr(l.entry.bytes.size()), l.entry.bytes.data());
+    inPool_[l.tile] = Placed{true, uint64_t(at), l.entry.areas};
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.compressedToDevice += l.entry.bytes.size();
+    return true;
+  }
+
+  void stopThreads() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    preloadCv_.notify_all();
+    for (auto& t : loaders_)
+      if (t.joinable()) t.join();
+    loaders_.clear();
+    if (preloader_.joinable()) preloader_.join();
+  }
+
+  void fallBack(const std::string& why) {
+    std::fprintf(stderr, "Note: --stream gl: %s; falling back to cpu\n", why.c_str());
+    stopThreads();
+    fallback_ = std::make_unique<CpuStreamStrategy>(archive_, options_.threads, options_.progressive);
+    fallback_->request(last_);
+  }
+
+  // The program and buffers, made on the render thread at the first deliver/loadNow.
+  bool ensureGl(TileSink& sink) {
+    if (program_) return true;
+    atlas_ = sink.atlasTexture();
+    if (!atlas_) {
+      fallBack("the atlas is not a GL texture");
+      return false;
+    }
+    if (!hasExtension("GL_ARB_gpu_shader_int64")) {
+      fallBack("this GL implementation has no 64-bit shader integers (GL_ARB_gpu_shader_int64)");
+      return false;
+    }
+    std::string error;
+    const std::string dir = resolveShaderDir(options_.shaderDir, error);
+    if (!dir.empty()) program_ = compileComputeProgram(dir, "decode.comp", error);
+    if (!program_) {
+      // One line: the driver's log joined (the first errors are what matters).
+      std::string line;
+      for (char c : error) line += c == '\n' ? ' ' : c;
+      fallBack(line.substr(0, 600));
+      return false;
+    }
+    GLint64 maxBlock = 0;
+    glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxBlock);
+    const uint64_t limit = uint64_t(std::max<GLint64>(maxBlock, 1 << 20)) / kEntryAlignment * kEntryAlignment;
+    uint64_t bytes = kStagingPool;
+    if (options_.vramCache) {
+      uint64_t budget = options_.cacheMiB > 0 ? uint64_t(options_.cacheMiB * 1024 * 1024) : wholeBytes_;
+      if (options_.cacheMiB <= 0 && hasExtension("GL_NVX_gpu_memory_info")) {
+        GLint freeKiB = 0;  // GL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX
+        glGetIntegerv(0x9049, &freeKiB);
+        if (freeKiB > 0) budget = std::min<uint64_t>(budget, uint64_t(freeKiB) * 1024 / 2);
+      }
+      bytes = std::max<uint64_t>(budget, 1 << 20);
+    }
+    if (bytes > limit) {
+      std::fprintf(stderr, "Note: --stream gl: the tile pool is limited to %llu MiB (GL_MAX_SHADER_STORAGE_BLOCK_SIZE)\n",
+                   static_cast<unsigned long long>(limit >> 20));
+      bytes = limit;
+    }
+    bytes = (bytes + kEntryAlignment - 1) / kEntryAlignment * kEntryAlignment;
+    while (glGetError() != GL_NO_ERROR) {
+    }
+    glCreateBuffers(1, &pool_);
+    glNamedBufferStorage(pool_, GLsizeiptr(bytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
+    glCreateBuffers(1, &jobs_);
+    glNamedBufferStorage(jobs_, GLsizeiptr(kRing * kJobSlotBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
+    glCreateBuffers(1, &flags_);
+    glNamedBufferStorage(flags_, GLsizeiptr(kRing * kJobSlotBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
+    if (glGetError() != GL_NO_ERROR) {
+      fallBack("cannot allocate the " + std::to_string(bytes >> 20) + " MiB tile pool in video memory");
+      return false;
+    }
+    index_ = std::make_unique<CompressedCache>(bytes, kEntryAlignment);
+    if (options_.vramCache && wholeBytes_ <= bytes) {
+      preloading_ = true;
+      preloadStart_ = std::chrono::steady_clock::now();
+      preloader_ = std::thread([this] { preload(); });
+    }
+    return true;
+  }
+
+  static bool signalled(GLsync fence, bool wait) {
+    const GLenum r = glClientWaitSync(fence, wait ? GL_SYNC_FLUSH_COMMANDS_BIT : 0, wait ? GLuint64(10e9) : 0);
+    return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
+  }
+
+  // The oldest batch in flight: waits for it and reports tiles the shader clamped.
+  void retire() {
+    Batch b = std::move(inFlight_.front());
+    inFlight_.pop_front();
+    signalled(b.fence, true);
+    glDeleteSync(b.fence);
+    std::vector<uint32_t> flags(b.tiles.size());
+    glGetNamedBufferSubData(flags_, GLintptr(b.slot * kJobSlotBytes), GLsizeiptr(flags.size() * 4), flags.data());
+    for (size_t i = 0; i < flags.size(); ++i)
+      if (flags[i] != 0)
+        std::fprintf(stderr, "Warning: %s: %s (clamped)\n", archive_.tileName(b.tiles[i]).c_str(),
+                     hfpac::statusMessage(hfpac::Status::OutOfRange));
+  }
+
+  // One dispatch: at most maxTiles tiles of `only` (loadNow) or of the hits and loaded tiles.
+  // Returns the tiles delivered; `taken` = those taken off the queues (failed ones included).
+  size_t deliverBatch(TileSink& sink, size_t maxTiles, std::deque<Loaded>* only, size_t& taken) {
+    std::deque<Loaded> batch;
+    if (only) {
+      batch = std::move(*only);
+    } else {
+      std::lock_guard<std::mutex> lock(mutex_);
+      while (!hits_.empty() && batch.size() < maxTiles) {
+        Loaded l;
+        l.tile = hits_.front();
+        l.hit = true;
+        hits_.pop_front();
+        batch.push_back(std::move(l));
+      }
+      while (!ready_.empty() && batch.size() < maxTiles) {
+        batch.push_back(std::move(ready_.front()));
+        ready_.pop_front();
+      }
+    }
+    taken = batch.size();
+    if (batch.empty()) return 0;
+    std::vector<uint32_t> jobs;  // 4 words per tile
+    std::vector<size_t> tiles, finished, again, pinned;
+    std::vector<AtlasSlot> slots;
+    std::deque<Loaded> later;
+    size_t failed = 0, dropped = 0, hits = 0, misses = 0, onCpu = 0;
+    for (Loaded& l : batch) {
+      const size_t t = l.tile;
+      if (!l.error.empty()) {
+        finished.push_back(t);
+        sink.failed(t, l.error);
+        ++failed;
+        continue;
+      }
+      if (l.hit && !inPool_[t].valid) {  // evicted since it was requested: read it
+        again.push_back(t);
+        continue;
+      }
+      AtlasSlot slot;
+      if (l.onCpu) {
+        finished.push_back(t);
+        if (!sink.reserve(t, slot)) {
+          ++dropped;
+          continue;
+        }
+        sink.uploadSamples(t, slot, l.samples.data());
+        ++onCpu;
+        continue;
+      }
+      // The entry first, pinned until the dispatch is issued: a later tile of this batch must
+      // not evict it and overwrite its bytes before the shader reads them.
+      bool miss = false;
+      if (l.hit || inPool_[t].valid) {
+        index_->find(t);  // most recently used
+      } else if (place(l)) {
+        miss = true;
+      } else if (l.entry.bytes.size() > index_->capacity()) {
+        finished.push_back(t);
+        sink.failed(t, archive_.tileName(t) + ": larger than the whole tile pool (--cache vram:MiB)");
+        ++failed;
+        continue;
+      } else {  // the pool is full of this batch's entries: the next batch
+        later.push_back(std::move(l));
+        continue;
+      }
+      index_->pin(t);
+      pinned.push_back(t);
+      finished.push_back(t);
+      if (!sink.reserve(t, slot)) {
+        ++dropped;
+        continue;
+      }
+      (miss ? misses : hits) += 1;
+      const Placed& e = inPool_[t];
+      jobs.insert(jobs.end(), {uint32_t(e.offset / 4), e.areas, slot.layer, slot.x | (slot.y << 16)});
+      tiles.push_back(t);
+      slots.push_back(slot);
+    }
+    if (!tiles.empty()) {
+      if (inFlight_.size() >= size_t(kRing)) retire();
+      const int ring = int(next_++ % kRing);
+      const GLintptr at = GLintptr(ring * kJobSlotBytes);
+      glNamedBufferSubData(jobs_, at, GLsizeiptr(jobs.size() * 4), jobs.data());
+      const uint32_t zero = 0;
+      glClearNamedBufferSubData(flags_, GL_R32UI, at, GLsizeiptr(tiles.size() * 4), GL_RED_INTEGER, GL_UNSIGNED_INT,
+                                &zero);
+      uint32_t maxAreas = 0;
+      for (size_t i = 0; i < tiles.size(); ++i) maxAreas = std::max(maxAreas, jobs[i * 4 + 1]);
+      glUseProgram(program_);
+      glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, pool_);
+      glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, jobs_, at, GLsizeiptr(tiles.size() * 16));
+      glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 2, flags_, at, GLsizeiptr(tiles.size() * 4));
+      glBindImageTexture(0, atlas_, 0, GL_TRUE, 0, GL_WRITE_ONLY, GL_R16UI);
+      glDispatchCompute(std::max<GLuint>(maxAreas, 1), GLuint(tiles.size()), 1);
+      glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
+      inFlight_.push_back(Batch{glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0), ring, tiles});
+      for (size_t i = 0; i < tiles.size(); ++i) sink.commit(tiles[i], slots[i]);
+    }
+    // GL orders later writes to the pool after this dispatch: the entries may move from now on.
+    for (size_t t : pinned) {
+      index_->unpin(t);
+      if (!options_.vramCache) {  // a staging area
+        index_->erase(t);
+        inPool_[t] = Placed{};
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = later.rbegin(); it != later.rend(); ++it) ready_.push_front(std::move(*it));
+    for (size_t t : finished) active_.erase(t);
+    for (size_t t : again) queue_.push_front(t);
+    if (!again.empty()) wake_.notify_all();
+    stats_.delivered += tiles.size() + onCpu;
+    stats_.failed += failed;
+    stats_.dropped += dropped;
+    stats_.samplesToDevice += uint64_t(onCpu) * uint64_t(p_) * uint64_t(p_) * 2;
+    if (options_.vramCache) {
+      stats_.cacheHits += hits;
+      stats_.cacheMisses += misses;
+    }
+    return tiles.size() + onCpu;
+  }
+
+  static constexpr size_t kJobSlotBytes = kMaxJobs * 16;
+
+  const hfa::ArchiveReader& archive_;
+  const int p_;
+  const StreamOptions options_;
+  uint64_t wholeBytes_ = 0;  // every tile's entry bound (--cache vram)
+  std::unique_ptr<StreamStrategy> fallback_;
+  std::vector<size_t> last_;  // the last request (replayed to a fallback)
+
+  // Render thread only.
+  GLuint atlas_ = 0, program_ = 0, pool_ = 0, jobs_ = 0, flags_ = 0;
+  std::unique_ptr<CompressedCache> index_;
+  std::vector<Placed> inPool_;  // per tile
+  std::deque<Batch> inFlight_;
+  size_t next_ = 0;
+  bool preloading_ = false;
+  std::chrono::steady_clock::time_point preloadStart_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable wake_, preloadCv_;
+  std::deque<size_t> queue_, hits_;
+  std::unordered_set<size_t> active_;
+  std::deque<Loaded> ready_, preloaded_;
+  uint64_t preloadedBytes_ = 0;
+  bool preloadDone_ = false;
+  StreamStats stats_;
+  bool stop_ = false;
+  std::vector<std::thread> loaders_;
+  std::thread preloader_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamStrategy> makeComputeStreamStrategy(const hfa::ArchiveReader& archive,
+                                                          const StreamOptions& options) {
+  return std::make_unique<ComputeStreamStrategy>(archive, options);
+}
+
+}  // namespace hfr

@@ -257,12 +257,12 @@ TEST(HfbenchFlythroughCli, TinyRunWritesReportPlotAndCsvs) {
   for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   const bool cuda = hfr::cudaStreamBuilt();  // a CUDA build also runs cuda x 1, 2, 4
-  std::vector<std::string> want{"fly-cpu.csv", "fly-frametime.png", "fly-raw.csv", "fly.md"};
+  std::vector<std::string> want{"fly-cpu.csv", "fly-frametime.png", "fly-gl.csv", "fly-raw.csv", "fly.md"};
   if (cuda) want = {"fly-cpu.csv", "fly-cuda1.csv", "fly-cuda2.csv", "fly-cuda4.csv",
-                    "fly-frametime.png", "fly-raw.csv", "fly.md"};
+                    "fly-frametime.png", "fly-gl.csv", "fly-raw.csv", "fly.md"};
   EXPECT_EQ(names, want);
   // The CSVs: the header, the fill frames, then 6 flight frames 0..5.
-  for (const char* run : {"raw", "cpu"}) {
+  for (const char* run : {"raw", "cpu", "gl"}) {
     std::ifstream f(out / (std::string("fly-") + run + ".csv"));
     std::vector<std::string> rows;
     for (std::string l; std::getline(f, l);) rows.push_back(l);

@@ -61,9 +61,11 @@ constexpr const char* kHelpFooter =
     "otherwise; --imagery-stream cpu streams it as BC1 (JPEG decoded and BC1-encoded on CPU\n"
     "threads, --bc1 quality for cluster fit), cuda the same on the GPU (JPEG bytes cross PCIe,\n"
     "BC1 reaches the atlas inside video memory), raw as RGBA8; default: as --stream.\n"
-    "--cache vram (with --stream cuda) keeps the compressed tiles in video memory (MIB, default\n"
-    "the whole archive if it fits in half the free memory): the archive is loaded once and\n"
-    "atlas fills decode from there with nothing crossing PCIe but 48 bytes per tile; with\n"
+    "--stream gl decodes on any GPU in a GL compute shader (no CUDA; the fills run in the\n"
+    "drawing context), --stream cuda with CUDA into the atlas.\n"
+    "--cache vram (with --stream gl or cuda) keeps the compressed tiles in video memory (MIB,\n"
+    "default the whole archive if it fits in half the free memory): the archive is loaded once\n"
+    "and atlas fills decode from there with nothing crossing PCIe but 16-48 bytes a tile; with\n"
     "cuda imagery, each imagery tile's BC1 chain is kept too (MIB more; default the whole\n"
     "imagery if it fits in a quarter of the free memory) and copied into the atlas from there.\n"
     "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
@@ -135,7 +137,8 @@ int main(int argc, char** argv) {
   app.add_option("--screenshot", screenshot, "render until the view is complete, write this PNG, exit");
   app.add_option("--size", sizeArg, "WxH framebuffer (1..16384)");
   app.add_option("--tau", tau, "screen-space error in pixels (> 0)");
-  app.add_option("--stream", stream, "streaming strategy: cpu, raw or cuda")->check(CLI::IsMember({"cpu", "raw", "cuda"}));
+  app.add_option("--stream", stream, "streaming strategy: cpu, raw, gl (GPU decode in a GL compute shader) or cuda")
+      ->check(CLI::IsMember({"cpu", "raw", "gl", "cuda"}));
   app.add_option("--streams", streams, "cuda: CUDA streams, 1..64");
   app.add_option("--cache", cacheArg, "host, or vram[:MIB] (compressed tiles in video memory)");
   app.add_flag("--progressive", streamOpts.progressive,

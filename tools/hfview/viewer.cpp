@@ -67,7 +67,9 @@ struct OceanUi {
 // The panel's stream controls: edited freely, applied by the Apply button (rebuilds the
 // strategy and the renderer at the end of the frame). `message` is the last Apply's error or
 // note, shown in the panel.
-constexpr const char* kStrategyNames[] = {"cpu", "raw", "cuda"};
+constexpr const char* kStrategyNames[] = {"cpu", "raw", "gl", "cuda"};
+constexpr int kStrategyCount = 4;
+constexpr int kCudaStrategy = 3;
 struct StreamUi {
   int strategy = 0;  // index into kStrategyNames
   int streams = 2;   // cuda only, 1..64
@@ -78,7 +80,7 @@ struct StreamUi {
 };
 
 int strategyIndex(const char* name) {
-  for (int i = 0; i < 3; ++i)
+  for (int i = 0; i < kStrategyCount; ++i)
     if (std::string(name) == kStrategyNames[i]) return i;
   return 0;
 }
@@ -663,8 +665,8 @@ int runViewer(hfr::WindowContext& window, std::unique_ptr<hfa::ArchiveReader> ar
           ? ", " + std::to_string(appliedOptions.streams) + " CUDA streams" : std::string();
       ImGui::Text("running: stream %s%s, atlas budget %.0f MiB", strategy->name(),
                   cudaStreams.c_str(), renderer->settings().atlasBudgetMiB);
-      ImGui::Combo("stream", &sui.strategy, kStrategyNames, 3);
-      ImGui::BeginDisabled(sui.strategy != 2);
+      ImGui::Combo("stream", &sui.strategy, kStrategyNames, kStrategyCount);
+      ImGui::BeginDisabled(sui.strategy != kCudaStrategy);
       if (ImGui::InputInt("CUDA streams", &sui.streams)) sui.streams = std::clamp(sui.streams, 1, 64);
       ImGui::EndDisabled();
       if (ImGui::InputDouble("atlas budget (MiB)", &sui.budgetMiB, 16.0, 256.0, "%.0f") &&

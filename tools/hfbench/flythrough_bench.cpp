@@ -917,9 +917,11 @@ int runFlythroughCommand(int argc, char** argv) {
         std::snprintf(buf, sizeof buf, "%s%.3f", steps.empty() ? "" : " + ", ms);
         steps += buf;
       }
-      std::fprintf(stderr, "hfbench flythrough: %-14s atlas fill %7.3f ms (%zu tiles; steps %s, GPU wait %.3f ms)\n",
+      std::fprintf(stderr,
+                   "hfbench flythrough: %-14s atlas fill %7.3f ms (%zu tiles; steps %s, GPU wait %.3f ms, device work "
+                   "%.3f ms)\n",
                    m.spec.label.c_str(), m.run.atlasFill.ms, m.run.atlasFill.tiles, steps.c_str(),
-                   m.run.atlasFill.finishMs);
+                   m.run.atlasFill.finishMs, m.run.atlasFill.deviceMs);
     }
   }
 

@@ -131,7 +131,9 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
   renderer->finishFrame(nullptr);  // the uploads / decodes have reached the atlas
   fill.finishMs = msSince(f0);
   fill.ms = msSince(t0);
+  strategy.pollCompleted();  // the GPU has finished: collect the device time
   const StreamStats after = strategy.stats();
+  fill.deviceMs = after.deviceMs - before.deviceMs;
   fill.tiles = after.delivered - before.delivered;
   fill.compressedToDevice = after.compressedToDevice - before.compressedToDevice;
   fill.samplesToDevice = after.samplesToDevice - before.samplesToDevice;

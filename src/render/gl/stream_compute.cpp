@@ -149,7 +149,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     std::lock_guard<std::mutex> lock(mutex_);
     StreamStats s = stats_;
     s.requested = active_.size();
-    if (pool_ && options_.vramCache) {
+    if (index_ && options_.vramCache) {
       s.cacheBytes = index_->usedBytes();
       s.cacheCapacity = index_->capacity();
     }
@@ -161,6 +161,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     while (!inFlight_.empty() && signalled(inFlight_.front().fence, false)) retire();
   }
 
+  // Uploads what the preload has read until it is done, then waits for the copies to land (so
+  // that a benchmark's next GPU wait is its own work's).
   void finishPrefetch() override {
     if (fallback_ || !preloading_) return;
     while (uploadPreloaded(UINT64_MAX)) {
@@ -168,6 +170,11 @@ class ComputeStreamStrategy final : public StreamStrategy {
       preloadCv_.wait_for(lock, std::chrono::milliseconds(20),
                           [&] { return preloadDone_ || !preloaded_.empty(); });
     }
+    GLsync landed = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+    signalled(landed, true);
+    glDeleteSync(landed);
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.preloadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - preloadStart_).count();
   }
 
   void releaseGl() override {
@@ -177,6 +184,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     if (jobs_) glDeleteBuffers(1, &jobs_);
     if (flags_) glDeleteBuffers(1, &flags_);
     if (program_) glDeleteProgram(program_);
+    if (queries_[0]) glDeleteQueries(2 * kRing, queries_);
+    queries_[0] = 0;
     pool_ = jobs_ = flags_ = program_ = 0;
     if (fallback_) fallback_->releaseGl();
   }
@@ -197,7 +206,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
   };
   struct Batch {
     GLsync fence = nullptr;
-    int slot = 0;
+    int slot = 0;  // its jobs, flags and timestamp queries
     std::vector<size_t> tiles;
   };
 
@@ -393,6 +402,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     glNamedBufferStorage(pool_, GLsizeiptr(bytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
     glCreateBuffers(1, &jobs_);
     glNamedBufferStorage(jobs_, GLsizeiptr(kRing * kJobSlotBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
+    glCreateQueries(GL_TIMESTAMP, 2 * kRing, queries_);
     glCreateBuffers(1, &flags_);
     glNamedBufferStorage(flags_, GLsizeiptr(kRing * kJobSlotBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
     if (glGetError() != GL_NO_ERROR) {
@@ -419,6 +429,13 @@ class ComputeStreamStrategy final : public StreamStrategy {
     inFlight_.pop_front();
     signalled(b.fence, true);
     glDeleteSync(b.fence);
+    GLuint64 t0 = 0, t1 = 0;  // GPU timestamps around the dispatch: StreamStats::deviceMs
+    glGetQueryObjectui64v(queries_[2 * b.slot], GL_QUERY_RESULT, &t0);
+    glGetQueryObjectui64v(queries_[2 * b.slot + 1], GL_QUERY_RESULT, &t1);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stats_.deviceMs += t1 > t0 ? double(t1 - t0) * 1e-6 : 0.0;
+    }
     std::vector<uint32_t> flags(b.tiles.size());
     glGetNamedBufferSubData(flags_, GLintptr(b.slot * kJobSlotBytes), GLsizeiptr(flags.size() * 4), flags.data());
     for (size_t i = 0; i < flags.size(); ++i)
@@ -521,7 +538,9 @@ class ComputeStreamStrategy final : public StreamStrategy {
       glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, jobs_, at, GLsizeiptr(tiles.size() * 16));
       glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 2, flags_, at, GLsizeiptr(tiles.size() * 4));
       glBindImageTexture(0, atlas_, 0, GL_TRUE, 0, GL_WRITE_ONLY, GL_R16UI);
+      glQueryCounter(queries_[2 * ring], GL_TIMESTAMP);
       glDispatchCompute(std::max<GLuint>(maxAreas, 1), GLuint(tiles.size()), 1);
+      glQueryCounter(queries_[2 * ring + 1], GL_TIMESTAMP);
       glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
       inFlight_.push_back(Batch{glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0), ring, tiles});
       for (size_t i = 0; i < tiles.size(); ++i) sink.commit(tiles[i], slots[i]);
@@ -561,6 +580,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
 
   // Render thread only.
   GLuint atlas_ = 0, program_ = 0, pool_ = 0, jobs_ = 0, flags_ = 0;
+  GLuint queries_[2 * kRing] = {};
   std::unique_ptr<CompressedCache> index_;
   std::vector<Placed> inPool_;  // per tile
   std::deque<Batch> inFlight_;

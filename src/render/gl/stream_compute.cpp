@@ -51,6 +51,7 @@ constexpr int kRing = 16;                           // job / flag slots in fligh
 constexpr uint64_t kStagingPool = uint64_t(64) << 20;   // --cache host
 constexpr uint64_t kPreloadQueueBytes = uint64_t(64) << 20;
 constexpr uint64_t kPreloadBytesPerDeliver = uint64_t(32) << 20;
+constexpr uint64_t kStagingBytes = uint64_t(16) << 20;  // host-writable ring the pool is filled from
 
 // Bytes a tile's entry takes at most: its stream, the descriptors, the padding.
 uint64_t entryBound(uint64_t payload, int tileSize) {
@@ -164,15 +165,18 @@ class ComputeStreamStrategy final : public StreamStrategy {
   // Uploads what the preload has read until it is done, then waits for the copies to land (so
   // that a benchmark's next GPU wait is its own work's).
   void finishPrefetch() override {
-    if (fallback_ || !preloading_) return;
+    if (fallback_ || !preloadStarted_ || preloadLanded_) return;
     while (uploadPreloaded(UINT64_MAX)) {
       std::unique_lock<std::mutex> lock(mutex_);
       preloadCv_.wait_for(lock, std::chrono::milliseconds(20),
                           [&] { return preloadDone_ || !preloaded_.empty(); });
     }
+    // The driver copies asynchronously: wait until the last upload has reached the pool (the
+    // frames since start-up may have uploaded all of it already).
     GLsync landed = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
     signalled(landed, true);
     glDeleteSync(landed);
+    preloadLanded_ = true;
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.preloadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - preloadStart_).count();
   }
@@ -181,12 +185,13 @@ class ComputeStreamStrategy final : public StreamStrategy {
     stopThreads();
     while (!inFlight_.empty()) retire();
     if (pool_) glDeleteBuffers(1, &pool_);
+    if (staging_) glDeleteBuffers(1, &staging_);
     if (jobs_) glDeleteBuffers(1, &jobs_);
     if (flags_) glDeleteBuffers(1, &flags_);
     if (program_) glDeleteProgram(program_);
     if (queries_[0]) glDeleteQueries(2 * kRing, queries_);
     queries_[0] = 0;
-    pool_ = jobs_ = flags_ = program_ = 0;
+    pool_ = staging_ = jobs_ = flags_ = program_ = 0;
     if (fallback_) fallback_->releaseGl();
   }
 
@@ -321,6 +326,21 @@ class ComputeStreamStrategy final : public StreamStrategy {
     }
   }
 
+  // Copies `n` bytes to the pool at `at`: into the staging ring (glNamedBufferSubData), then a
+  // GPU copy. Why not glNamedBufferSubData into the pool: the pool would need
+  // GL_DYNAMIC_STORAGE_BIT, with which a driver may keep it in host memory; without flags it is
+  // GPU-only storage. GL orders both steps after earlier commands, so the ring needs no fences.
+  void upload(const uint8_t* bytes, uint64_t n, uint64_t at) {
+    for (uint64_t done = 0; done < n;) {
+      const uint64_t chunk = std::min(n - done, kStagingBytes);
+      if (stagingHead_ + chunk > kStagingBytes) stagingHead_ = 0;
+      glNamedBufferSubData(staging_, GLintptr(stagingHead_), GLsizeiptr(chunk), bytes + done);
+      glCopyNamedBufferSubData(staging_, pool_, GLintptr(stagingHead_), GLintptr(at + done), GLsizeiptr(chunk));
+      stagingHead_ = (stagingHead_ + chunk + kEntryAlignment - 1) / kEntryAlignment * kEntryAlignment;
+      done += chunk;
+    }
+  }
+
   // Puts a loaded entry into the pool (evicting least recently used entries); false when it
   // cannot fit.
   bool place(const Loaded& l) {
@@ -328,7 +348,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     const int64_t at = index_->insert(l.tile, l.entry.bytes.size(), &evicted);
     for (size_t k : evicted) inPool_[k] = Placed{};
     if (at < 0) return false;
-    glNamedBufferSubData(pool_, GLintptr(at), GLsizeiptr(l.entry.bytes.size()), l.entry.bytes.data());
+    upload(l.entry.bytes.data(), l.entry.bytes.size(), uint64_t(at));
     inPool_[l.tile] = Placed{true, uint64_t(at), l.entry.areas};
     std::lock_guard<std::mutex> lock(mutex_);
     stats_.compressedToDevice += l.entry.bytes.size();
@@ -399,7 +419,11 @@ class ComputeStreamStrategy final : public StreamStrategy {
     while (glGetError() != GL_NO_ERROR) {
     }
     glCreateBuffers(1, &pool_);
-    glNamedBufferStorage(pool_, GLsizeiptr(bytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
+    // The pool is GPU-only storage (flags 0, so a driver places it in video memory); entries
+    // reach it through the staging buffer and a GPU copy (upload()).
+    glNamedBufferStorage(pool_, GLsizeiptr(bytes), nullptr, 0);
+    glCreateBuffers(1, &staging_);
+    glNamedBufferStorage(staging_, GLsizeiptr(kStagingBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
     glCreateBuffers(1, &jobs_);
     glNamedBufferStorage(jobs_, GLsizeiptr(kRing * kJobSlotBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
     glCreateQueries(GL_TIMESTAMP, 2 * kRing, queries_);
@@ -411,7 +435,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     }
     index_ = std::make_unique<CompressedCache>(bytes, kEntryAlignment);
     if (options_.vramCache && wholeBytes_ <= bytes) {
-      preloading_ = true;
+      preloading_ = preloadStarted_ = true;
       preloadStart_ = std::chrono::steady_clock::now();
       preloader_ = std::thread([this] { preload(); });
     }
@@ -579,13 +603,15 @@ class ComputeStreamStrategy final : public StreamStrategy {
   std::vector<size_t> last_;  // the last request (replayed to a fallback)
 
   // Render thread only.
-  GLuint atlas_ = 0, program_ = 0, pool_ = 0, jobs_ = 0, flags_ = 0;
+  GLuint atlas_ = 0, program_ = 0, pool_ = 0, staging_ = 0, jobs_ = 0, flags_ = 0;
+  uint64_t stagingHead_ = 0;
   GLuint queries_[2 * kRing] = {};
   std::unique_ptr<CompressedCache> index_;
   std::vector<Placed> inPool_;  // per tile
   std::deque<Batch> inFlight_;
   size_t next_ = 0;
-  bool preloading_ = false;
+  bool preloading_ = false;  // entries still to upload
+  bool preloadStarted_ = false, preloadLanded_ = false;
   std::chrono::steady_clock::time_point preloadStart_;
 
   mutable std::mutex mutex_;

@@ -49,16 +49,6 @@ namespace {
 // EXT_texture_compression_s3tc (not in glad's core-only loader): DXT1 with punch-through alpha.
 constexpr GLenum kCompressedRgbaDxt1 = 0x83F1;
 
-bool hasGlExtension(const char* name) {
-  GLint n = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
-  for (GLint i = 0; i < n; ++i) {
-    const char* e = reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)));
-    if (e && std::strcmp(e, name) == 0) return true;
-  }
-  return false;
-}
-
 constexpr double kPi = 3.14159265358979323846;
 double rad(double deg) { return deg * kPi / 180.0; }
 

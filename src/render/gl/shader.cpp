@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <initializer_list>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -114,6 +116,26 @@ unsigned compileStage(GLenum stage, const std::string& dir, const std::string& f
   return s;
 }
 
+// Links the compiled stages (deleted here either way) into a program; 0 and `what` + the
+// driver's log on failure.
+unsigned linkProgram(std::initializer_list<GLuint> stages, const std::string& what, std::string& error) {
+  const GLuint p = glCreateProgram();
+  for (GLuint s : stages) glAttachShader(p, s);
+  glLinkProgram(p);
+  for (GLuint s : stages) glDeleteShader(s);
+  GLint ok = 0, len = 0;
+  glGetProgramiv(p, GL_LINK_STATUS, &ok);
+  if (!ok) {
+    glGetProgramiv(p, GL_INFO_LOG_LENGTH, &len);
+    std::string log(size_t(std::max(len, 1)), '\0');
+    glGetProgramInfoLog(p, len, nullptr, log.data());
+    glDeleteProgram(p);
+    error = what + ":\n" + std::string(log.c_str());
+    return 0;
+  }
+  return p;
+}
+
 }  // namespace
 
 unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
@@ -125,44 +147,13 @@ unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
     glDeleteShader(vs);
     return 0;
   }
-  const GLuint p = glCreateProgram();
-  glAttachShader(p, vs);
-  glAttachShader(p, fs);
-  glLinkProgram(p);
-  glDeleteShader(vs);
-  glDeleteShader(fs);
-  GLint ok = 0, len = 0;
-  glGetProgramiv(p, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    glGetProgramiv(p, GL_INFO_LOG_LENGTH, &len);
-    std::string log(size_t(std::max(len, 1)), '\0');
-    glGetProgramInfoLog(p, len, nullptr, log.data());
-    glDeleteProgram(p);
-    error = "shaders " + dir + "/" + vertexFile + " + " + fragmentFile + " do not link:\n" +
-            std::string(log.c_str());
-    return 0;
-  }
-  return p;
+  return linkProgram({vs, fs}, "shaders " + dir + "/" + vertexFile + " + " + fragmentFile + " do not link", error);
 }
 
 unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error) {
   const GLuint cs = compileStage(GL_COMPUTE_SHADER, dir, file, error);
   if (!cs) return 0;
-  const GLuint p = glCreateProgram();
-  glAttachShader(p, cs);
-  glLinkProgram(p);
-  glDeleteShader(cs);
-  GLint ok = 0, len = 0;
-  glGetProgramiv(p, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    glGetProgramiv(p, GL_INFO_LOG_LENGTH, &len);
-    std::string log(size_t(std::max(len, 1)), '\0');
-    glGetProgramInfoLog(p, len, nullptr, log.data());
-    glDeleteProgram(p);
-    error = "shader " + dir + "/" + file + " does not link:\n" + std::string(log.c_str());
-    return 0;
-  }
-  return p;
+  return linkProgram({cs}, "shader " + dir + "/" + file + " does not link", error);
 }
 
 std::string resolveShaderDir(const std::string& explicitDir, std::string& error) {
@@ -172,6 +163,16 @@ std::string resolveShaderDir(const std::string& explicitDir, std::string& error)
   if (dir.empty())
     error = "no shaders/ folder beside the executable, in ../share/hfview or in the source tree; set HF_SHADER_DIR";
   return dir;
+}
+
+bool hasGlExtension(const char* name) {
+  GLint n = 0;
+  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
+  for (GLint i = 0; i < n; ++i) {
+    const char* e = reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)));
+    if (e && std::strcmp(e, name) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace hfr

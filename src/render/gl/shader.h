@@ -1,4 +1,5 @@
-// shader.h - GLSL program loading from shaders/ with #include "file" (internal to hf_render).
+// shader.h - GLSL program loading from shaders/ with #include "file", and the GL extension
+// query the programs' users need (internal to hf_render).
 #pragma once
 
 #include <string>
@@ -24,5 +25,8 @@ unsigned compileComputeProgram(const std::string& dir, const std::string& file, 
 // folder src/runtime finds (beside the executable, an install prefix, the source tree). Empty
 // and a one-line error when there is none.
 std::string resolveShaderDir(const std::string& explicitDir, std::string& error);
+
+// True when the current context lists the GL extension `name` (glad loads core 4.5 only).
+bool hasGlExtension(const char* name);
 
 }  // namespace hfr

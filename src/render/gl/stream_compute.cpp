@@ -28,7 +28,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -58,16 +57,6 @@ uint64_t entryBound(uint64_t payload, int tileSize) {
   const uint64_t areas = uint64_t((tileSize + 15) / 16) * uint64_t((tileSize + 15) / 16);
   const uint64_t bytes = 64 + 32 * areas + (payload + 15) / 16 * 16 + 16;
   return (bytes + kEntryAlignment - 1) / kEntryAlignment * kEntryAlignment;
-}
-
-bool hasExtension(const char* name) {
-  GLint n = 0;
-  glGetIntegerv(GL_NUM_EXTENSIONS, &n);
-  for (GLint i = 0; i < n; ++i) {
-    const char* e = reinterpret_cast<const char*>(glGetStringi(GL_EXTENSIONS, GLuint(i)));
-    if (e && std::strcmp(e, name) == 0) return true;
-  }
-  return false;
 }
 
 class ComputeStreamStrategy final : public StreamStrategy {
@@ -383,7 +372,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
       fallBack("the atlas is not a GL texture");
       return false;
     }
-    if (!hasExtension("GL_ARB_gpu_shader_int64")) {
+    if (!hasGlExtension("GL_ARB_gpu_shader_int64")) {
       fallBack("this GL implementation has no 64-bit shader integers (GL_ARB_gpu_shader_int64)");
       return false;
     }
@@ -403,7 +392,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     uint64_t bytes = kStagingPool;
     if (options_.vramCache) {
       uint64_t budget = options_.cacheMiB > 0 ? uint64_t(options_.cacheMiB * 1024 * 1024) : wholeBytes_;
-      if (options_.cacheMiB <= 0 && hasExtension("GL_NVX_gpu_memory_info")) {
+      if (options_.cacheMiB <= 0 && hasGlExtension("GL_NVX_gpu_memory_info")) {
         GLint freeKiB = 0;  // GL_GPU_MEMORY_INFO_CURRENT_AVAILABLE_VIDMEM_NVX
         glGetIntegerv(0x9049, &freeKiB);
         if (freeKiB > 0) budget = std::min<uint64_t>(budget, uint64_t(freeKiB) * 1024 / 2);

@@ -61,12 +61,12 @@ CmdResult runCmd(const std::string& binary, const std::string& args, const std::
   const fs::path io = fs::temp_directory_path() /
                       ("hf_flythrough_cli_io_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
   const std::string out = io.string() + ".out", err = io.string() + ".err";
-  // timeout: a bad value that is wrongly accepted starts a run; it must not hang the test. 240 s:
-  // a tiny valid run flies six strategies on llvmpipe, about 2 minutes under ASan.
+  // timeout: a bad value that is wrongly accepted starts a run; it must not hang the test. 400 s:
+  // a tiny valid run flies six strategies on llvmpipe, 2-3.5 minutes under ASan on a loaded CI.
   // Under ASan the child's leak check is off: the GL driver (Mesa) is unloaded when the
   // process ends, so its small leaks show as "<unknown module>" frames that tests/lsan.supp
   // cannot name. The viewer's own code is leak-checked by the in-process GL tests.
-  const std::string cmd = "cd '" + cwd + "' && ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" timeout 240 " +
+  const std::string cmd = "cd '" + cwd + "' && ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0\" timeout 400 " +
                           binary + " " + args + " >" + out + " 2>" + err;
   const int rc = std::system(cmd.c_str());
   CmdResult r;

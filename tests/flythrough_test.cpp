@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gl_leak_check.h"
 #include "archive/archive.h"
 #include "codec/ans.h"
 #include "render/flythrough/flythrough.h"

@@ -40,6 +40,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gl_leak_check.h"
 #include "archive/archive.h"
 #include "render/gl/renderer.h"
 

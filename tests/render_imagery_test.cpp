@@ -28,6 +28,7 @@
 #define STBI_ONLY_PNG
 #include <stb/stb_image.h>
 
+#include "gl_leak_check.h"
 #include "archive/archive.h"
 #include "imagery_archive.h"
 #include "render/gl/renderer.h"

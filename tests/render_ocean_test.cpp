@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "gl_leak_check.h"
 #include "archive/archive.h"
 #include "render/gl/ocean_gl.h"
 #include "render/gl/renderer.h"

@@ -18,6 +18,7 @@
 #include "archive/archive.h"
 #include "render/gl/renderer.h"
 #include "render/gl/stream_gl.h"
+#include "gl_leak_check.h"
 #include "test_files.h"
 #ifdef HF_HAVE_HFPACK_LIB
 #include "hfpack.h"
@@ -26,25 +27,11 @@
 #endif
 #endif
 
-#if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/lsan_interface.h>
-#endif
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-// LeakSanitizer's check at exit runs while the GL driver's worker threads are being torn down;
-// twice in a dozen CI runs its tracer crashed there ("Tracer caught signal 11") after every test
-// had passed. The same check, made once after the last test while those threads are idle,
-// finds the same leaks and turns the exit-time check off.
-class EarlyLeakCheck : public ::testing::Environment {
- public:
-  void TearDown() override { __lsan_do_leak_check(); }
-};
-const auto* const kEarlyLeakCheck = ::testing::AddGlobalTestEnvironment(new EarlyLeakCheck);
-#endif
 
 
 using hf_test::samplePath;

@@ -285,6 +285,127 @@ TEST(RequestPlanner, PrefetchLoadsTheTilesAheadOfAFlightBeforeTheyAreWanted) {
 
 }  // namespace
 
+namespace {
+
+// Every tile of the flight pyramid resident in a page table of `capacity` slots.
+hfr::PageTable residentPages(const hfr::LodPyramid& pyr, size_t capacity) {
+  hfr::PageTable pages(pyr.tiles.size(), capacity);
+  for (size_t t = 0; t < pyr.tiles.size() && t < capacity; ++t) {
+    uint32_t slot;
+    long ev;
+    pages.allocate(t, 0, slot, ev);
+  }
+  return pages;
+}
+
+void expectSameSelection(const std::vector<hfr::DrawTile>& a, const std::vector<hfr::DrawTile>& b, int frame) {
+  ASSERT_EQ(a.size(), b.size()) << "frame " << frame;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].tile, b[i].tile) << "frame " << frame << " tile " << i;
+    EXPECT_EQ(a[i].centre, b[i].centre) << "frame " << frame << " tile " << i;
+    EXPECT_EQ(a[i].corner, b[i].corner) << "frame " << frame << " tile " << i;
+    EXPECT_EQ(a[i].pattern, b[i].pattern) << "frame " << frame << " tile " << i;
+    EXPECT_EQ(a[i].forced, b[i].forced) << "frame " << frame << " tile " << i;
+  }
+}
+
+hfr::Camera flightCamera(int frame) {
+  hfr::Camera cam;
+  cam.x = 3000 + 8.0 * frame;
+  cam.y = 10000;
+  cam.z = 450;
+  cam.pitch = -12;
+  return cam;
+}
+
+}  // namespace
+
+// The drawn selection adopts the wanted one when every tile the plan needs is resident, which
+// must be exactly what a second selection restricted to the resident tiles gives; with a tile
+// missing it selects again (drawn from the ancestor).
+TEST(RequestPlanner, DrawnSelectionReusesTheWantedOneOnlyWhenEverythingNeededIsResident) {
+  const hfr::LodPyramid pyr = flightPyramid();
+  const hfr::DominoPatterns patterns(pyr.tileLog);
+  const hfr::LodSelector selector(pyr);
+  hfr::PageTable pages = residentPages(pyr, pyr.tiles.size());
+  const std::vector<uint8_t> failed(pyr.tiles.size(), 0);
+  hfr::RequestPlanner reusing, selecting;
+  hfr::RequestPlan planA, planB;
+  for (int f = 1; f <= 30; ++f) {  // moving: the histories change every frame
+    const hfr::LodCamera lc = lodCamera(flightCamera(f));
+    reusing.plan(selector, patterns, lc, nullptr, pages, uint64_t(f), failed, planA);
+    selecting.plan(selector, patterns, lc, nullptr, pages, uint64_t(f), failed, planB);
+    hfr::LodStats sa, sb;
+    const auto a = reusing.selectDrawn(selector, patterns, lc, pages.residency(), &sa, &planA);
+    const auto b = selecting.selectDrawn(selector, patterns, lc, pages.residency(), &sb);
+    ASSERT_FALSE(a.empty());
+    expectSameSelection(a, b, f);
+    expectSameSelection(a, planA.selectedTiles, f);  // adopted, not selected again
+    EXPECT_EQ(sa.cornerClamps, 0u);
+  }
+  // A needed leaf missing: drawn from its ancestor, as a selection restricted to residency does.
+  const hfr::LodCamera lc = lodCamera(flightCamera(31));
+  reusing.plan(selector, patterns, lc, nullptr, pages, 31, failed, planA);
+  selecting.plan(selector, patterns, lc, nullptr, pages, 31, failed, planB);
+  size_t finest = planA.selectedTiles.front().tile;
+  for (const hfr::DrawTile& d : planA.selectedTiles)
+    if (d.level < pyr.tiles[finest].level) finest = d.tile;
+  ASSERT_EQ(pyr.tiles[finest].level, 0);
+  pages.release(finest);
+  const auto a = reusing.selectDrawn(selector, patterns, lc, pages.residency(), nullptr, &planA);
+  const auto b = selecting.selectDrawn(selector, patterns, lc, pages.residency());
+  expectSameSelection(a, b, 31);
+  EXPECT_TRUE(std::none_of(a.begin(), a.end(), [&](const hfr::DrawTile& d) { return d.tile == finest; }));
+  // Another camera than the plan's: selected for that camera.
+  const hfr::LodCamera other = lodCamera(flightCamera(60));
+  pages = residentPages(pyr, pyr.tiles.size());
+  reusing.plan(selector, patterns, lc, nullptr, pages, 32, failed, planA);
+  hfr::RequestPlanner fresh;
+  const auto c = reusing.selectDrawn(selector, patterns, other, pages.residency(), nullptr, &planA);
+  const auto d = fresh.selectDrawn(selector, patterns, other, pages.residency());
+  expectSameSelection(c, d, 32);
+}
+
+// An atlas too small for the view at the camera's tau: the wanted selection is made coarser
+// (tau x 1.5 per step). The step is searched from the last frame's, so a still view costs two
+// selections (one finer that does not fit, the one that does) instead of one per step, with
+// the same tau; a larger atlas refines in one plan.
+TEST(RequestPlanner, CoarserTauStepIsSearchedFromTheLastFrames) {
+  const hfr::LodPyramid pyr = flightPyramid();
+  const hfr::DominoPatterns patterns(pyr.tileLog);
+  const hfr::LodSelector selector(pyr);
+  const std::vector<uint8_t> failed(pyr.tiles.size(), 0);
+  const hfr::LodCamera lc = lodCamera(flightCamera(0));
+  hfr::RequestPlan plan;
+  size_t full = 0;
+  {
+    hfr::PageTable big(pyr.tiles.size(), pyr.tiles.size());
+    hfr::RequestPlanner p;
+    p.plan(selector, patterns, lc, nullptr, big, 1, failed, plan);
+    EXPECT_EQ(p.lastSelections(), 1);
+    EXPECT_EQ(plan.tau, lc.tau);
+    full = plan.needed.size();
+  }
+  hfr::PageTable small(pyr.tiles.size(), full / 3);
+  hfr::RequestPlanner p;
+  p.plan(selector, patterns, lc, nullptr, small, 1, failed, plan);
+  const double tau = plan.tau;
+  const int first = p.lastSelections();
+  EXPECT_GT(tau, lc.tau * 1.4);  // at least one step
+  EXPECT_LE(plan.needed.size(), small.capacity());
+  EXPECT_EQ(double(first), std::round(std::log(tau / lc.tau) / std::log(1.5)) + 1);  // steps 0..k
+  for (uint64_t f = 2; f < 6; ++f) {
+    p.plan(selector, patterns, lc, nullptr, small, f, failed, plan);
+    EXPECT_EQ(p.lastSelections(), 2) << "frame " << f;
+    EXPECT_EQ(plan.tau, tau) << "frame " << f;
+    EXPECT_LE(plan.needed.size(), small.capacity());
+  }
+  hfr::PageTable big(pyr.tiles.size(), pyr.tiles.size());
+  p.plan(selector, patterns, lc, nullptr, big, 6, failed, plan);
+  EXPECT_EQ(plan.tau, lc.tau);
+  EXPECT_EQ(plan.needed.size(), full);
+}
+
 
 // ---- CompressedCache (the VRAM cache's byte pool) ----
 

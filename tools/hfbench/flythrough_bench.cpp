@@ -535,6 +535,7 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
     j.field("progressive", m.spec.progressive);
     j.field("first_view_ms", firstViewMs(m)).field("exact_view_ms", m.run.fill.ms).field("fill_ms", m.run.atlasFill.ms);
     j.field("fill_gpu_wait_ms", m.run.atlasFill.finishMs).field("fill_steps", int64_t(m.run.atlasFill.stepMs.size()));
+    j.field("fill_plan_ms", m.run.atlasFill.planMs).field("fill_deliver_ms", m.run.atlasFill.deliverMs);
     j.field("missing_tiles_per_frame", m.sum.meanMissing);
     j.field("h2d_bytes", h2d).field("payload_bytes", payload);
     j.field("render_thread_median_ms", m.sum.medianRenderCpuMs).field("render_thread_p99_ms", m.sum.p99RenderCpuMs);
@@ -918,10 +919,11 @@ int runFlythroughCommand(int argc, char** argv) {
         steps += buf;
       }
       std::fprintf(stderr,
-                   "hfbench flythrough: %-14s atlas fill %7.3f ms (%zu tiles; steps %s, GPU wait %.3f ms, device work "
-                   "%.3f ms)\n",
+                   "hfbench flythrough: %-14s atlas fill %7.3f ms (%zu tiles; steps %s = plan %.3f + deliver %.3f + "
+                   "rest; GPU wait %.3f ms, device work %.3f ms)\n",
                    m.spec.label.c_str(), m.run.atlasFill.ms, m.run.atlasFill.tiles, steps.c_str(),
-                   m.run.atlasFill.finishMs, m.run.atlasFill.deviceMs);
+                   m.run.atlasFill.planMs, m.run.atlasFill.deliverMs, m.run.atlasFill.finishMs,
+                   m.run.atlasFill.deviceMs);
     }
   }
 

@@ -117,6 +117,8 @@ bool measureAtlasFill(const hfa::ArchiveReader& archive, StreamStrategy& strateg
     const auto s0 = std::chrono::steady_clock::now();
     renderer->stream(first, &st);
     fill.stepMs.push_back(msSince(s0));
+    fill.planMs += st.selectMs;
+    fill.deliverMs += st.updateCpuMs;
     fill.colourTiles += st.colourUploads;
     fill.colourBytesToDevice += st.colourBytesToDevice;
     ++fill.frames;

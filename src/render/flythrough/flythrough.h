@@ -87,6 +87,9 @@ struct FillResult {
   // deliveries) and of the final wait for the GPU, so a reader can tell fixed costs from bytes.
   std::vector<double> stepMs;
   double finishMs = 0;
+  // Of the steps' time: the LOD plan (FrameStats::selectMs) and the requests and deliveries
+  // (FrameStats::updateCpuMs), summed over the steps.
+  double planMs = 0, deliverMs = 0;
   // GPU time of the strategy's own work in the fill (StreamStats::deviceMs: cuda's copies and
   // decodes, gl's decode dispatches), milliseconds; 0 for strategies that only upload.
   double deviceMs = 0;

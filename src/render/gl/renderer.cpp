@@ -864,7 +864,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   std::vector<DrawTile> tiles;
   {
     ScopedMs timer(selectMs);
-    tiles = planner.selectDrawn(*selector, *patterns, lc, pages->residency(), &ls);
+    tiles = planner.selectDrawn(*selector, *patterns, lc, pages->residency(), &ls, &plan);
   }
   drawn = tiles;
   const auto& table = patterns->table();

@@ -167,6 +167,21 @@ void LodHistory::clear() {
   marked_.clear();
 }
 
+void LodHistory::assign(const LodHistory& other) {
+  if (refined_.size() != other.refined_.size()) {
+    refined_ = other.refined_;
+    centre_ = other.centre_;
+    marked_ = other.marked_;
+    return;
+  }
+  clear();
+  for (size_t t : other.marked_) {
+    refined_[t] = other.refined_[t];
+    centre_[t] = other.centre_[t];
+  }
+  marked_ = other.marked_;
+}
+
 long LodSelector::find(int level, uint32_t x, uint32_t y) const {
   auto it = index_.find(key(level, x, y));
   return it == index_.end() ? -1 : long(it->second);

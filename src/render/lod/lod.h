@@ -95,6 +95,9 @@ class LodHistory {
   double factor = 0.8;
 
   void clear();
+  // Makes this history `other`'s (the factor stays): O(entries) when both already have entries
+  // for the same tiles, so a caller can save and restore one every frame.
+  void assign(const LodHistory& other);
   bool empty() const { return marked_.empty(); }
   bool refined(size_t tile) const { return tile < refined_.size() && refined_[tile]; }
   int centre(size_t tile) const { return tile < centre_.size() ? centre_[tile] : -1; }  // -1: not drawn

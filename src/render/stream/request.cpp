@@ -19,6 +19,11 @@ double wrapDegrees(double d) {  // to [-180, 180)
   return (d < 0 ? d + 360.0 : d) - 180.0;
 }
 
+bool sameCamera(const LodCamera& a, const LodCamera& b) {
+  return a.eye == b.eye && a.viewProj == b.viewProj && a.viewportHeight == b.viewportHeight && a.tau == b.tau &&
+         a.cull == b.cull;
+}
+
 }  // namespace
 
 // ---- CameraMotion ----
@@ -79,6 +84,8 @@ void RequestPlanner::reset() {
   wanted_.clear();
   drawn_.clear();
   blocked_.clear();
+  tauStep_ = 0;
+  planned_ = LodCamera{};
 }
 
 void RequestPlanner::clearMarks() {
@@ -129,16 +136,40 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   // tiles), the wanted selection is made coarser (tau x 1.5 per step) until it fits, rather
   // than thrashing the atlas forever; the drawn selection then refines as far as residency
   // allows. What is still too much after kMaxTauSteps is cut, finest tiles last.
+  // The finest step that fits is searched from the last frame's (views change little between
+  // frames): one step finer first, so a view that shrank refines again, then coarser while it
+  // does not fit. Each try starts from the previous frame's history, as the first one does.
   LodCamera cam = camera;
-  std::vector<DrawTile> want;
-  for (int step = 0;; ++step) {
+  std::vector<DrawTile>& want = out.selectedTiles;
+  before_.assign(wanted_);
+  lastSelections_ = 0;
+  auto fits = [&](int step) {
+    if (lastSelections_++ > 0) {
+      wanted_.assign(before_);
+      clearMarks();
+      needed.clear();
+    }
+    cam.tau = camera.tau;
+    for (int i = 0; i < step; ++i) cam.tau *= 1.5;
     want = selector.select(cam, patterns, &out.lod, opt);
     for (const DrawTile& d : want) addNeeded(selector, d.tile, needed);
-    if (needed.size() <= pages.capacity() || step == kMaxTauSteps) break;
-    cam.tau *= 1.5;
-    clearMarks();
-    needed.clear();
+    return needed.size() <= pages.capacity();
+  };
+  int step = std::clamp(tauStep_ - 1, 0, kMaxTauSteps);
+  if (fits(step)) {
+    while (step > 0) {  // finer while that fits too; else back to the finest that did
+      if (!fits(step - 1)) {
+        fits(step);
+        break;
+      }
+      --step;
+    }
+  } else {
+    while (step < kMaxTauSteps)  // coarser until it fits (after the last step, cut)
+      if (fits(++step)) break;
   }
+  tauStep_ = step;
+  planned_ = camera;
   out.tau = cam.tau;
   for (size_t t : needed) mark_[t] |= kCurrent;
   out.wanted = want.size();
@@ -203,8 +234,17 @@ std::vector<DrawTile> RequestPlanner::selectDrawn(const LodSelector& selector,
                                                   const DominoPatterns& patterns,
                                                   const LodCamera& camera,
                                                   const std::vector<uint8_t>& usable,
-                                                  LodStats* stats) {
+                                                  LodStats* stats, const RequestPlan* plan) {
   blocked_.clear();
+  if (plan && !plan->selectedTiles.empty() && plan->tau == camera.tau && sameCamera(planned_, camera) &&
+      usable.size() == selector.pyramid().tiles.size() &&
+      std::all_of(plan->needed.begin(), plan->needed.end(), [&](size_t t) { return usable[t] != 0; })) {
+    // select(camera, usable, drawn_) would give the wanted selection once drawn_ is wanted_'s
+    // history: every tile it refines through is usable, so no split is blocked.
+    drawn_.assign(wanted_);
+    if (stats) *stats = plan->lod;
+    return plan->selectedTiles;
+  }
   LodSelectOptions opt;
   opt.usable = &usable;
   opt.history = &drawn_;

@@ -64,6 +64,7 @@ struct RequestPlan {
                                 // ancestors' children, coarse first (resident ones touched)
   size_t wanted = 0;            // tiles in the full selection for the camera
   std::vector<size_t> selected;           // that selection (tile indices): what imagery follows
+  std::vector<DrawTile> selectedTiles;    // the same as select() gave it (selectDrawn reuses it)
   std::vector<size_t> predictedSelected;  // the predicted camera's selection (empty: none)
   size_t blocked = 0;           // tiles requested first to end a balance coarsening
   size_t prefetch = 0;          // tiles in `request` for the predicted camera only
@@ -84,9 +85,16 @@ class RequestPlanner {
             const std::vector<uint8_t>& failed, RequestPlan& out);
   // The selection to draw: only `usable` tiles, with its own hysteresis. Remembers the missing
   // tiles that blocked a balance split; the next plan() asks for them first.
+  // With `plan` (this planner's last plan()): when that plan was made for `camera` at its own
+  // tau and every tile it needs is usable, the drawn selection is its wanted one (what a
+  // select() restricted to `usable` gives with the same history), adopted with its history
+  // instead of selecting a second time: one LOD selection per frame once the view is loaded.
   std::vector<DrawTile> selectDrawn(const LodSelector& selector, const DominoPatterns& patterns,
                                     const LodCamera& camera, const std::vector<uint8_t>& usable,
-                                    LodStats* stats = nullptr);
+                                    LodStats* stats = nullptr, const RequestPlan* plan = nullptr);
+  // Selections that plan() made for its last request (1 when the atlas holds the view at the
+  // camera's tau or at the step it settled on last frame; tests and benchmarks read it).
+  int lastSelections() const { return lastSelections_; }
   // LOD hysteresis factor h of both selections (LodHistory::factor; 1 = none).
   void setHysteresis(double h) { wanted_.factor = drawn_.factor = h; }
   void reset();
@@ -97,6 +105,10 @@ class RequestPlanner {
   void clearMarks();
 
   LodHistory wanted_, drawn_;
+  LodHistory before_;    // wanted_ before this plan's first try (every try starts from it)
+  int tauStep_ = 0;      // the last plan's tau step (tau x 1.5^step fitted the atlas)
+  int lastSelections_ = 0;
+  LodCamera planned_;    // the camera of the last plan (selectDrawn reuses only for it)
   std::vector<size_t> blocked_;
   std::vector<size_t> aheadCache_;  // the predicted camera's selection (kPrefetchEvery frames)
   uint64_t aheadFrame_ = 0;

@@ -64,7 +64,7 @@ hfr::GlContext* context(std::string& why) {
 }
 
 Result run(const std::string& strategyName, const std::string& path, const std::string& cache = "host",
-           bool progressive = false) {
+           bool progressive = false, double stagingMiB = 0) {
   Result r;
   std::string error;
   if (!context(error)) {
@@ -80,6 +80,7 @@ Result run(const std::string& strategyName, const std::string& path, const std::
   hfr::StreamOptions opts;
   opts.streams = 2;
   opts.progressive = progressive;
+  opts.stagingMiB = stagingMiB;
   if (!hfr::parseCacheOption(cache, opts, error)) {
     r.skip = error;
     return r;
@@ -221,8 +222,8 @@ TEST(StrategyParity, CudaVramCacheEqualsCpu) {
 // The "gl" strategy: HFPaC decoded by a GL compute shader in the drawing context. It runs on
 // llvmpipe too (CI), so it must not fall back here; where the GL has no 64-bit shader integers
 // it falls back to cpu with a Note, which these tests report as a skip.
-Result runGl(const std::string& path, const std::string& cache) {
-  Result r = run("gl", path, cache);
+Result runGl(const std::string& path, const std::string& cache, double stagingMiB = 0) {
+  Result r = run("gl", path, cache, false, stagingMiB);
   if (r.skip.empty() && r.name != "gl") r.skip = "gl strategy fell back to " + r.name;
   return r;
 }
@@ -235,6 +236,17 @@ TEST(StrategyParity, GlEqualsCpu) {
   EXPECT_EQ(r.stats.samplesToDevice, 0u) << "every hfpac tile decodes on the GPU";
   EXPECT_GT(r.stats.compressedToDevice, 0u);
   EXPECT_EQ(r.stats.cacheHits, 0u);
+}
+
+// --cache host with a 0.25 MiB staging ring: a batch fills it (the rest waits for the next
+// batch), batches wrap around its end and wait for earlier batches' fences before reusing it.
+TEST(StrategyParity, GlSmallStagingRingEqualsCpu) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  const Result r = runGl(samplePath(false), "host", 0.25);
+  if (!r.skip.empty()) GTEST_SKIP() << r.skip;
+  expectParity(r);
+  EXPECT_EQ(r.stats.samplesToDevice, 0u);
+  EXPECT_GT(r.stats.compressedToDevice, uint64_t(1) << 20) << "more than the ring held at once";
 }
 
 // The pool as a VRAM cache: the whole archive preloaded, and a pool so small (0.25 MiB) that

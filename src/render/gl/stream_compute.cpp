@@ -15,10 +15,13 @@
 // CompressedCache), writes one 16-byte job per tile and dispatches one workgroup per 16 x 16
 // area, then a memory barrier orders the image stores before the next draw's fetches. GL
 // orders buffer updates after earlier dispatches, so an entry's bytes can be replaced as soon
-// as its dispatch is issued: no pins, no pending states.
+// as its dispatch is issued: no pins, no pending states (--cache vram).
 //
-// --cache host: the pool is a staging area (entries are dropped once dispatched, every decode
-// sends its tile). --cache vram[:MiB]: entries stay (least recently used out); when the whole
+// --cache host: every decode sends its tile. The render thread copies each batch's entries
+// into a persistently mapped ring (a memcpy, no GL call per tile) and issues one GPU copy of
+// the batch's bytes into the same offsets of the pool, which the dispatch reads; a ring range
+// is reused once its batch's fence has signalled. --cache vram[:MiB]: entries stay (least
+// recently used out); when the whole
 // archive fits, a preload thread lays out every tile in archive order and the render thread
 // uploads them (up to kPreloadBytesPerDeliver per deliver; finishPrefetch uploads the rest), after
 // which only the 16-byte jobs cross PCIe.
@@ -28,6 +31,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -47,7 +51,7 @@ namespace {
 constexpr uint32_t kEntryAlignment = 256;           // pool offsets (>= the SSBO offset alignment)
 constexpr size_t kMaxJobs = 256;                    // tiles per dispatch
 constexpr int kRing = 16;                           // job / flag slots in flight
-constexpr uint64_t kStagingPool = uint64_t(64) << 20;   // --cache host
+constexpr uint64_t kStagingPool = uint64_t(64) << 20;   // --cache host: the ring and the pool
 constexpr uint64_t kPreloadQueueBytes = uint64_t(64) << 20;
 constexpr uint64_t kPreloadBytesPerDeliver = uint64_t(32) << 20;
 constexpr uint64_t kStagingBytes = uint64_t(16) << 20;  // host-writable ring the pool is filled from
@@ -175,6 +179,12 @@ class ComputeStreamStrategy final : public StreamStrategy {
     while (!inFlight_.empty()) retire();
     if (pool_) glDeleteBuffers(1, &pool_);
     if (staging_) glDeleteBuffers(1, &staging_);
+    if (ring_) {
+      glUnmapNamedBuffer(ring_);
+      glDeleteBuffers(1, &ring_);
+    }
+    ring_ = 0;
+    ringMap_ = nullptr;
     if (jobs_) glDeleteBuffers(1, &jobs_);
     if (flags_) glDeleteBuffers(1, &flags_);
     if (program_) glDeleteProgram(program_);
@@ -202,6 +212,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     GLsync fence = nullptr;
     int slot = 0;  // its jobs, flags and timestamp queries
     std::vector<size_t> tiles;
+    uint64_t ringBytes = 0;  // --cache host: ring bytes it holds until its fence (wrap included)
   };
 
   // `entryOnly` (the preload): a tile for the CPU is marked onCpu without decoding it.
@@ -389,7 +400,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     GLint64 maxBlock = 0;
     glGetInteger64v(GL_MAX_SHADER_STORAGE_BLOCK_SIZE, &maxBlock);
     const uint64_t limit = uint64_t(std::max<GLint64>(maxBlock, 1 << 20)) / kEntryAlignment * kEntryAlignment;
-    uint64_t bytes = kStagingPool;
+    uint64_t bytes = options_.stagingMiB > 0 ? std::max<uint64_t>(uint64_t(options_.stagingMiB * 1048576), 1 << 16)
+                                             : kStagingPool;
     if (options_.vramCache) {
       uint64_t budget = options_.cacheMiB > 0 ? uint64_t(options_.cacheMiB * 1024 * 1024) : wholeBytes_;
       if (options_.cacheMiB <= 0 && hasGlExtension("GL_NVX_gpu_memory_info")) {
@@ -411,8 +423,20 @@ class ComputeStreamStrategy final : public StreamStrategy {
     // The pool is GPU-only storage (flags 0, so a driver places it in video memory); entries
     // reach it through the staging buffer and a GPU copy (upload()).
     glNamedBufferStorage(pool_, GLsizeiptr(bytes), nullptr, 0);
-    glCreateBuffers(1, &staging_);
-    glNamedBufferStorage(staging_, GLsizeiptr(kStagingBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
+    if (options_.vramCache) {
+      glCreateBuffers(1, &staging_);
+      glNamedBufferStorage(staging_, GLsizeiptr(kStagingBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
+    } else {  // the ring mirrors the pool: an entry has the same offset in both
+      const GLbitfield map = GL_MAP_WRITE_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT;
+      glCreateBuffers(1, &ring_);
+      glNamedBufferStorage(ring_, GLsizeiptr(bytes), nullptr, map);
+      ringMap_ = static_cast<uint8_t*>(glMapNamedBufferRange(ring_, 0, GLsizeiptr(bytes), map));
+      ringSize_ = bytes;
+      if (!ringMap_) {
+        fallBack("cannot map a " + std::to_string(bytes >> 20) + " MiB staging ring");
+        return false;
+      }
+    }
     glCreateBuffers(1, &jobs_);
     glNamedBufferStorage(jobs_, GLsizeiptr(kRing * kJobSlotBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
     glCreateQueries(GL_TIMESTAMP, 2 * kRing, queries_);
@@ -436,12 +460,36 @@ class ComputeStreamStrategy final : public StreamStrategy {
     return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
   }
 
+  // --cache host: `n` bytes at the ring's head for the batch being built (retiring batches in
+  // flight until they fit); false when they cannot fit beside this batch's own entries. The
+  // bytes in use are one circular run of ringUsed_ bytes ending at ringHead_.
+  bool ringAlloc(uint64_t n, uint64_t& at) {
+    for (;;) {
+      if (ringUsed_ == 0) ringHead_ = 0;
+      at = ringHead_;
+      uint64_t waste = 0;
+      if (at + n > ringSize_) {
+        waste = ringSize_ - at;
+        at = 0;
+      }
+      if (ringUsed_ + waste + n <= ringSize_) {
+        ringHead_ = at + n;
+        ringUsed_ += waste + n;
+        batchRingBytes_ += waste + n;
+        return true;
+      }
+      if (inFlight_.empty()) return false;
+      retire();
+    }
+  }
+
   // The oldest batch in flight: waits for it and reports tiles the shader clamped.
   void retire() {
     Batch b = std::move(inFlight_.front());
     inFlight_.pop_front();
     signalled(b.fence, true);
     glDeleteSync(b.fence);
+    ringUsed_ -= b.ringBytes;
     GLuint64 t0 = 0, t1 = 0;  // GPU timestamps around the dispatch: StreamStats::deviceMs
     glGetQueryObjectui64v(queries_[2 * b.slot], GL_QUERY_RESULT, &t0);
     glGetQueryObjectui64v(queries_[2 * b.slot + 1], GL_QUERY_RESULT, &t1);
@@ -484,6 +532,10 @@ class ComputeStreamStrategy final : public StreamStrategy {
     std::vector<AtlasSlot> slots;
     std::deque<Loaded> later;
     size_t failed = 0, dropped = 0, hits = 0, misses = 0, onCpu = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> copies;  // --cache host: ring ranges (offset, bytes)
+    uint64_t sentBytes = 0;
+    const uint64_t ringHead0 = ringHead_;
+    batchRingBytes_ = 0;
     for (Loaded& l : batch) {
       const size_t t = l.tile;
       if (!l.error.empty()) {
@@ -505,6 +557,34 @@ class ComputeStreamStrategy final : public StreamStrategy {
         }
         sink.uploadSamples(t, slot, l.samples.data());
         ++onCpu;
+        continue;
+      }
+      if (!options_.vramCache) {  // into the ring (and, by the batch's copy, the pool)
+        const uint64_t bytes = l.entry.bytes.size();
+        uint64_t at = 0;
+        if (bytes > ringSize_) {
+          finished.push_back(t);
+          sink.failed(t, archive_.tileName(t) + ": larger than the whole tile pool");
+          ++failed;
+          continue;
+        }
+        if (!ringAlloc(bytes, at)) {  // the ring is full of this batch's entries: the next batch
+          later.push_back(std::move(l));
+          continue;
+        }
+        std::memcpy(ringMap_ + at, l.entry.bytes.data(), bytes);
+        if (!copies.empty() && copies.back().first + copies.back().second == at) copies.back().second += bytes;
+        else copies.emplace_back(at, bytes);
+        finished.push_back(t);
+        if (!sink.reserve(t, slot)) {
+          ++dropped;
+          continue;
+        }
+        ++misses;
+        sentBytes += bytes;
+        jobs.insert(jobs.end(), {uint32_t(at / 4), l.entry.areas, slot.layer, slot.x | (slot.y << 16)});
+        tiles.push_back(t);
+        slots.push_back(slot);
         continue;
       }
       // The entry first, pinned until the dispatch is issued: a later tile of this batch must
@@ -546,6 +626,9 @@ class ComputeStreamStrategy final : public StreamStrategy {
                                 &zero);
       uint32_t maxAreas = 0;
       for (size_t i = 0; i < tiles.size(); ++i) maxAreas = std::max(maxAreas, jobs[i * 4 + 1]);
+      // One GPU copy per contiguous run of the batch's ring bytes (two where it wrapped).
+      for (const auto& [from, size] : copies)
+        glCopyNamedBufferSubData(ring_, pool_, GLintptr(from), GLintptr(from), GLsizeiptr(size));
       glUseProgram(program_);
       glBindBufferBase(GL_SHADER_STORAGE_BUFFER, 0, pool_);
       glBindBufferRange(GL_SHADER_STORAGE_BUFFER, 1, jobs_, at, GLsizeiptr(tiles.size() * 16));
@@ -555,17 +638,14 @@ class ComputeStreamStrategy final : public StreamStrategy {
       glDispatchCompute(std::max<GLuint>(maxAreas, 1), GLuint(tiles.size()), 1);
       glQueryCounter(queries_[2 * ring + 1], GL_TIMESTAMP);
       glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_TEXTURE_UPDATE_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
-      inFlight_.push_back(Batch{glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0), ring, tiles});
+      inFlight_.push_back(Batch{glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0), ring, tiles, batchRingBytes_});
       for (size_t i = 0; i < tiles.size(); ++i) sink.commit(tiles[i], slots[i]);
+    } else if (batchRingBytes_ > 0) {  // entries staged, nothing dispatched: nothing reads them
+      ringHead_ = ringHead0;  // where the run of the batches in flight ends
+      ringUsed_ -= batchRingBytes_;
     }
     // GL orders later writes to the pool after this dispatch: the entries may move from now on.
-    for (size_t t : pinned) {
-      index_->unpin(t);
-      if (!options_.vramCache) {  // a staging area
-        index_->erase(t);
-        inPool_[t] = Placed{};
-      }
-    }
+    for (size_t t : pinned) index_->unpin(t);
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = later.rbegin(); it != later.rend(); ++it) ready_.push_front(std::move(*it));
     for (size_t t : finished) active_.erase(t);
@@ -575,6 +655,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     stats_.failed += failed;
     stats_.dropped += dropped;
     stats_.samplesToDevice += uint64_t(onCpu) * uint64_t(p_) * uint64_t(p_) * 2;
+    stats_.compressedToDevice += sentBytes;
     if (options_.vramCache) {
       stats_.cacheHits += hits;
       stats_.cacheMisses += misses;
@@ -594,6 +675,9 @@ class ComputeStreamStrategy final : public StreamStrategy {
   // Render thread only.
   GLuint atlas_ = 0, program_ = 0, pool_ = 0, staging_ = 0, jobs_ = 0, flags_ = 0;
   uint64_t stagingHead_ = 0;
+  GLuint ring_ = 0;             // --cache host: persistently mapped, mirrors the pool
+  uint8_t* ringMap_ = nullptr;
+  uint64_t ringSize_ = 0, ringHead_ = 0, ringUsed_ = 0, batchRingBytes_ = 0;
   GLuint queries_[2 * kRing] = {};
   std::unique_ptr<CompressedCache> index_;
   std::vector<Placed> inPool_;  // per tile

@@ -42,6 +42,9 @@ struct StreamOptions {
   // gl: where shaders/decode.comp is (empty: $HF_SHADER_DIR, else the shaders/ folder the
   // renderer finds; RenderSettings::shaderDir).
   std::string shaderDir;
+  // gl with --cache host: MiB of the staging ring and the pool it mirrors (0 = 64). Tests make
+  // it small so that batches wrap around the ring and wait for the GPU.
+  double stagingMiB = 0;
 };
 
 // Parses "host", "vram" or "vram:MiB" (MiB > 0) into `options`; false and a one-line error else.

@@ -272,27 +272,6 @@ struct Renderer::Impl final : TileSink {
   }
 
   bool init(std::string& error);
-  // Writes zeros into every texel of the height atlas through the copy path: a zeroed
-  // pixel-unpack buffer of one layer, uploaded into each layer. Why not glClearTexImage: a
-  // driver that commits texture memory lazily must commit it now (an out-of-memory shows here,
-  // and the first frame does not pay for the allocation), and on NVIDIA (580) a cleared atlas
-  // made the gl strategy's first compute-shader stores into it cost milliseconds of GPU time
-  // (a 212-tile fill of a 392 MB atlas waited 1.3-9 ms for 39 us of decoding; written once by
-  // uploads, 0.07 ms).
-  void zeroAtlas() {
-    const size_t side = size_t(layout.layerSize());
-    GLuint zeros = 0;
-    glCreateBuffers(1, &zeros);
-    glNamedBufferStorage(zeros, GLsizeiptr(side * side * 2), nullptr, 0);
-    glClearNamedBufferData(zeros, GL_R8UI, GL_RED_INTEGER, GL_UNSIGNED_BYTE, nullptr);
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, zeros);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 2);
-    for (uint32_t l = 0; l < layout.layers; ++l)
-      glTextureSubImage3D(atlas, 0, 0, 0, GLint(l), GLsizei(side), GLsizei(side), 1, GL_RED_INTEGER,
-                          GL_UNSIGNED_SHORT, nullptr);
-    glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
-    glDeleteBuffers(1, &zeros);
-  }
   bool makeTarget(std::string& error);
   void streamStep(const Camera& cam, FrameStats* st);
   LodCamera lodCamera(const Camera& cam) const;
@@ -430,7 +409,10 @@ bool Renderer::Impl::init(std::string& error) {
     if (settings.debugMaxAtlasBytes == 0 || layout.bytes() <= settings.debugMaxAtlasBytes) {
       glTextureStorage3D(atlas, 1, GL_R16UI, layout.layerSize(), layout.layerSize(),
                          GLsizei(layout.layers));
-      if (glGetError() == GL_NO_ERROR) zeroAtlas();
+      // Clearing makes a driver that commits texture memory lazily (NVIDIA) commit it now: an
+      // out-of-memory shows here, and the first frame does not pay for the allocation.
+      if (glGetError() == GL_NO_ERROR)
+        glClearTexImage(atlas, 0, GL_RED_INTEGER, GL_UNSIGNED_SHORT, nullptr);
       err = glGetError();
       GLint immutable = GL_FALSE;
       glGetTextureParameteriv(atlas, GL_TEXTURE_IMMUTABLE_FORMAT, &immutable);

@@ -92,8 +92,8 @@ class RequestPlanner {
   std::vector<DrawTile> selectDrawn(const LodSelector& selector, const DominoPatterns& patterns,
                                     const LodCamera& camera, const std::vector<uint8_t>& usable,
                                     LodStats* stats = nullptr, const RequestPlan* plan = nullptr);
-  // Selections that plan() made for its last request (1 when the atlas holds the view at the
-  // camera's tau or at the step it settled on last frame; tests and benchmarks read it).
+  // Selections that plan() made for its last request: 1 when the atlas holds the view at the
+  // camera's tau, 2 for a still view settled at a coarser step (one finer try, then that step).
   int lastSelections() const { return lastSelections_; }
   // LOD hysteresis factor h of both selections (LodHistory::factor; 1 = none).
   void setHysteresis(double h) { wanted_.factor = drawn_.factor = h; }

@@ -8,7 +8,17 @@
 // exit-time check off.
 #pragma once
 
+// GCC defines __SANITIZE_ADDRESS__ under -fsanitize=address; clang (14, the CI's ASan build)
+// does not, it answers __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
+#define HF_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HF_TEST_ASAN 1
+#endif
+#endif
+
+#if defined(HF_TEST_ASAN)
 #include <gtest/gtest.h>
 #include <sanitizer/lsan_interface.h>
 

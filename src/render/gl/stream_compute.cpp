@@ -450,7 +450,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
       fallBack("cannot allocate the " + std::to_string(bytes >> 20) + " MiB tile pool in video memory");
       return false;
     }
-    index_ = std::make_unique<CompressedCache>(bytes, kEntryAlignment);
+    // The pool's bookkeeping for --cache vram; --cache host mirrors the ring instead.
+    if (options_.vramCache) index_ = std::make_unique<CompressedCache>(bytes, kEntryAlignment);
     if (options_.vramCache && wholeBytes_ <= bytes) {
       preloading_ = preloadStarted_ = true;
       preloadStart_ = std::chrono::steady_clock::now();
@@ -683,7 +684,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
   uint8_t* ringMap_ = nullptr;
   uint64_t ringSize_ = 0, ringHead_ = 0, ringUsed_ = 0, batchRingBytes_ = 0;
   GLuint queries_[2 * kRing] = {};
-  std::unique_ptr<CompressedCache> index_;
+  std::unique_ptr<CompressedCache> index_;  // --cache vram only
   std::vector<Placed> inPool_;  // per tile
   std::deque<Batch> inFlight_;
   size_t next_ = 0;

@@ -19,6 +19,9 @@ void checkSize(int n, const char* what) {
 }
 void checkCommon(const float2* in, const float2* out, int batch) {
   if (!in || !out) throw std::invalid_argument("hfgpu fft: null data pointer");
+  // The kernels move whole points (8 bytes) per access; real arrays are read and written as pairs.
+  if (reinterpret_cast<uintptr_t>(in) % 8 != 0 || reinterpret_cast<uintptr_t>(out) % 8 != 0)
+    throw std::invalid_argument("hfgpu fft: data pointers must be 8-byte aligned (cudaMalloc's are)");
   if (batch < 1) throw std::invalid_argument("hfgpu fft: batch " + std::to_string(batch) + " < 1");
 }
 

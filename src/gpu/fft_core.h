@@ -12,14 +12,16 @@
 // is the DFT in natural order: no bit reversal.
 //
 // How the work is split (the plan): a line of n points has T = n / R threads, each holding R
-// points in registers (R = 16, or n when n < 16). The first pass has the small radix r0 = n /
+// points in registers (R = 16; 8 from 128 to 512 points; n below 16 points: defaultPointsPerThread
+// below). The first pass has the small radix r0 = n /
 // R^(passes - 1) (each thread does R / r0 butterflies of it, with no twiddles since Ns = 1); every
 // later pass has radix R, one butterfly per thread, its R-point DFT unrolled in registers with
 // constant twiddles. Thread t holds the points t + T m (m < R) of each pass's input, so the first
 // pass reads the line from global memory coalesced, and the last pass (Ns = n / R) writes its
 // outputs to t + T m too: straight to global memory, coalesced. Between passes the points go
-// through shared memory once (a store, a barrier, a load), with a padding of one point in 16 so
-// that the strided stores of the first pass meet no bank conflicts.
+// through shared memory once (a store, a barrier, a load), with a padding of one point in 16 (rows;
+// columns: FftPlan::kColumnShift) so that the strided stores of the first pass meet no bank
+// conflicts.
 //
 // Sign convention as FFTW and cuFFT: forward = exp(-2 pi i jk / n), inverse = exp(+...), both
 // unnormalised.
@@ -42,7 +44,9 @@
 
 namespace hfgpu::detail {
 
-struct Cpx {
+// 8-byte aligned like float2, so that a point is one 64-bit load or store (global and shared):
+// with 4-byte alignment every access split into two 32-bit ones, each touching twice the sectors.
+struct alignas(8) Cpx {
   float x, y;
 };
 
@@ -221,15 +225,36 @@ constexpr int log2Exact(uint32_t n) {
   return l;
 }
 
-template <uint32_t N>
+// The plan of a line of N points with R points per thread (R a power of two <= kFftRadix; by
+// default kFftRadix, or N for shorter lines). Passes with twiddles have radix R and read the
+// radix-kFftRadix table at every (kFftRadix / R)-th input, so the table covers every plan whose
+// last pass has ns = N / R <= kFftMaxNs.
+// Points per thread by default: the whole line below 16 points; 8 from 128 to 512 points (twice
+// the threads of 16, so twice the loads in flight and half the registers, with as many passes
+// apart from 256: measured on the H200 against cuFFT, hfbench fft, session 17); otherwise 16.
+constexpr int defaultPointsPerThread(uint32_t n) {
+  return n < uint32_t(kFftRadix) ? int(n) : (n >= 128 && n <= 512) ? 8 : kFftRadix;
+}
+
+template <uint32_t N, int kPointsPerThread = defaultPointsPerThread(N)>
 struct FftPlan {
   static_assert(N >= 2 && N <= 16384 && (N & (N - 1)) == 0, "n: a power of two in 2..16384");
-  static constexpr int R = N < uint32_t(kFftRadix) ? int(N) : kFftRadix;  // points per thread, the radix of every pass but the first
-  static constexpr uint32_t T = N / uint32_t(R);                       // threads per line
-  static constexpr int kPasses = (log2Exact(N) + kFftRadixLog2 - 1) / kFftRadixLog2;
-  static constexpr int r0 = int(N >> (kFftRadixLog2 * (kPasses - 1)));  // the first pass's radix
-  static constexpr uint32_t kPadded = N + N / 16;                       // a line's points in shared memory
+  static constexpr int R = kPointsPerThread;  // points per thread, the radix of every pass but the first
+  static_assert(R >= 2 && R <= kFftRadix && (R & (R - 1)) == 0 && uint32_t(R) <= N, "points per thread");
+  static constexpr int kRadixLog2 = log2Exact(uint32_t(R));
+  static constexpr uint32_t T = N / uint32_t(R);  // threads per line
+  static_assert(T <= kFftMaxNs, "the twiddle table ends at ns = kFftMaxNs");
+  static constexpr int kPasses = (log2Exact(N) + kRadixLog2 - 1) / kRadixLog2;
+  static constexpr int r0 = int(N >> (kRadixLog2 * (kPasses - 1)));  // the first pass's radix
+  static constexpr uint32_t kPadded = N + N / 16;                    // a line's points in shared memory
   static_assert(r0 >= 2 && r0 <= R, "plan");
+  // Columns of a 2D array are kept interleaved in shared memory (point e of the block's L columns
+  // side by side), so one row of them covers 8 L bytes of the banks' 128: the first pass's stores
+  // at stride r0 would all meet in the same banks. One pad point every max(r0, 4) points makes the
+  // stride odd (r0 + 1) and keeps consecutive points consecutive (16 from 8192 points on, where a
+  // block holds one or two columns and the shared memory is short).
+  static constexpr int kColumnShift = N >= 8192 ? 4 : log2Exact(uint32_t(r0 < 4 ? 4 : r0));
+  static constexpr uint32_t kColumnPadded = N + (N >> kColumnShift);
 };
 
 // Where point e of a line sits in shared memory: one pad point every 16 (see the file comment).
@@ -237,7 +262,7 @@ HF_FFT_HD inline uint32_t padded(uint32_t e) { return e + (e >> 4); }
 
 // Thread t's share of pass (ns, r) of a line of N = T R points: v[q + i R / r] holds input i of
 // butterfly j = t + q T on entry, its output i on return; passDestination() says where output
-// slot m goes. Only the first pass (ns = 1) may have r < R, so twiddles always have r = kFftRadix.
+// slot m goes. Only the first pass (ns = 1) may have r < R, so twiddles always have r = R.
 // `twiddles` is fftTwiddleTable() (its device copy in a kernel).
 template <int R, int r, int S>
 HF_FFT_HD inline void passInRegisters(Cpx (&v)[R], uint32_t t, uint32_t T, uint32_t ns,
@@ -248,12 +273,12 @@ HF_FFT_HD inline void passInRegisters(Cpx (&v)[R], uint32_t t, uint32_t T, uint3
     Cpx u[r];
     HF_FFT_UNROLL
     for (int i = 0; i < r; ++i) u[i] = v[q + i * kGroups];
-    if constexpr (r == kFftRadix) {
+    if constexpr (r == R) {
       if (ns > 1) {
         const uint32_t k = (t + uint32_t(q) * T) & (ns - 1);
         HF_FFT_UNROLL
         for (int i = 1; i < r; ++i) {
-          const uint32_t index = twiddleIndex(ns, i, k);
+          const uint32_t index = twiddleIndex(ns, i * (kFftRadix / R), k);
 #ifdef __CUDA_ARCH__
           const float2 f = __ldg(reinterpret_cast<const float2*>(twiddles) + index);  // read-only cache
           Cpx w{f.x, f.y};

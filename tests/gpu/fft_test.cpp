@@ -184,6 +184,11 @@ TEST(GpuFft, BadArgumentsAreRefused) {
   EXPECT_THROW(hfgpu::fftC2CAsync(nullptr, p, 64, 1, hfgpu::FftSign::Forward, nullptr), std::invalid_argument);
   EXPECT_THROW(hfgpu::fft2dC2CAsync(p, p, 64, 48, 1, hfgpu::FftSign::Inverse, nullptr), std::invalid_argument);
   EXPECT_THROW(hfgpu::fft2dC2CAsync(p, nullptr, 64, 64, 1, hfgpu::FftSign::Inverse, nullptr), std::invalid_argument);
+  // Points move as 8-byte words: a real array starting on an odd float is refused, not misread.
+  float* odd = reinterpret_cast<float*>(uintptr_t(256 + 4));
+  float2* far = reinterpret_cast<float2*>(uintptr_t(1) << 40);
+  EXPECT_THROW(hfgpu::fft2dR2CAsync(odd, far, 64, 64, 1, nullptr), std::invalid_argument);
+  EXPECT_THROW(hfgpu::fftC2RAsync(far, odd, 64, 1, nullptr), std::invalid_argument);
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ enum Mode : int {
   kComplex = 0,
   kRealForward = 1,  // rows of 2N reals in, N + 1 complex out (forward)
   kRealInverse = 2,  // rows of N + 1 complex in, 2N reals out (inverse)
+  kColumnsTwiddled = 3,  // columns, each output multiplied by a four-step twiddle (see launchFft2dC2R)
 };
 
 // Programmatic dependent launch (sm_90): a kernel waits for the grid before it in the stream
@@ -64,9 +65,10 @@ __device__ __forceinline__ void allowNextGrid() {
 // line, from `in` to `out` (may alias: every load of a line comes before its first store). Lines
 // at or past `lines` take part in the barriers only. Shared memory: L lines of P::kPadded points.
 template <class P, int S, bool kColumns, int kMode>
-__device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint64_t first,
+__device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split,
+                                               uint64_t first,
                                                uint32_t t, uint32_t lineInBlock, uint32_t L, Cpx* smem) {
-  static_assert(kMode == kComplex || !kColumns, "real transforms are row transforms");
+  static_assert(kMode == kComplex || (kMode == kColumnsTwiddled) == kColumns, "real transforms are row transforms");
   constexpr uint32_t N = P::T * uint32_t(P::R);
   constexpr int R = P::R;
   constexpr uint32_t T = P::T;
@@ -78,7 +80,15 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
     inBase = outBase = array * nx * N + (line - array * nx);
     stride = nx;
   } else {
-    inBase = line * (kMode == kRealInverse ? N + 1 : N);
+    // Real inverse rows after a four-step column pass (split = N1 of ny = N1 N2 rows per array,
+    // nx = ny): row y of an array is stored at row N2 (y mod N1) + y / N1.
+    uint64_t source = line;
+    if (kMode == kRealInverse && split != 0 && active) {
+      const uint64_t array = line / nx;
+      const uint32_t y = uint32_t(line - array * nx);
+      source = array * nx + uint64_t(nx / split) * (y % split) + y / split;
+    }
+    inBase = source * (kMode == kRealInverse ? N + 1 : N);
     outBase = line * (kMode == kRealForward ? N + 1 : N);
     stride = 1;
   }
@@ -146,6 +156,18 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
             if (t == 0) out[outBase + N] = Cpx{v[0].x - v[0].y, 0.0f};
           }
         } else if (active) {
+          if constexpr (kMode == kColumnsTwiddled) {
+            // Four-step: output k1 of sub-column n2 times exp(S 2 pi i n2 k1 / (N N2)), where the
+            // wide row of nx = N2 split points holds the N2 sub-columns of each column.
+            const uint32_t n2 = uint32_t((line % nx) / split), full = N * (nx / split);
+#pragma unroll
+            for (int m = 0; m < R; ++m) {
+              const uint32_t k1 = t + T * uint32_t(m);
+              float sine, cosine;
+              sincospif(2.0f * float(n2 * k1) / float(full), &sine, &cosine);  // exact argument
+              v[m] = cmul(v[m], Cpx{cosine, S > 0 ? sine : -sine});
+            }
+          }
 #pragma unroll
           for (int m = 0; m < R; ++m) out[outBase + (t + T * uint32_t(m)) * stride] = v[m];
         }
@@ -161,11 +183,11 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
 
 template <class P, int S, bool kColumns, int kMode = kComplex>
 __global__ void __launch_bounds__(maxThreadsFor<P, kColumns>())
-    fftLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx) {
+    fftLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split) {
   extern __shared__ Cpx smem[];
   waitForPreviousGrid();
   const uint32_t L = kColumns ? blockDim.x : blockDim.y;
-  transformLines<P, S, kColumns, kMode>(in, out, lines, nx, uint64_t(blockIdx.x) * L,
+  transformLines<P, S, kColumns, kMode>(in, out, lines, nx, split, uint64_t(blockIdx.x) * L,
                                         kColumns ? threadIdx.y : threadIdx.x, kColumns ? threadIdx.x : threadIdx.y, L,
                                         smem);
 }
@@ -201,6 +223,8 @@ void ensureTwiddles(cudaStream_t stream) {
   CUDA_CHECK(cudaStreamSynchronize(stream));
   ready.push_back(device);
 }
+
+constexpr uint32_t kFourStepColumns = 8192;  // C2R columns from this length on: launchFft2dC2R
 
 // Lines per block: rows fill kRowThreads threads (whole warps at least); columns 16 (128-byte row
 // segments) where shared memory allows, fewer (down to 8) when that would leave SMs idle.
@@ -252,39 +276,40 @@ void launchAfterPreviousGrid(void (*kernel)(Params...), dim3 grid, dim3 block, s
 }
 
 template <class P, int S, bool kColumns, int kMode = kComplex>
-void launchLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
+void launchLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
   const uint32_t L = linesPerBlock<P, kColumns>(lines);
   const dim3 block = kColumns ? dim3(L, P::T) : dim3(P::T, L);
   const size_t bytes = P::kPasses == 1 ? 0 : size_t(L) * (kColumns ? P::kColumnPadded : P::kPadded) * sizeof(Cpx);
   const uint64_t blocks = (lines + L - 1) / L;
   auto* kernel = &fftLines<P, S, kColumns, kMode>;
   allowSharedMemory(reinterpret_cast<const void*>(kernel), bytes);
-  launchAfterPreviousGrid(kernel, dim3(unsigned(blocks)), block, bytes, stream, in, out, lines, nx);
+  launchAfterPreviousGrid(kernel, dim3(unsigned(blocks)), block, bytes, stream, in, out, lines, nx, split);
 }
 
 template <uint32_t N, int S, bool kColumns, int kMode>
-void launchLinesOfSize(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
-  launchLines<FftPlan<N>, S, kColumns, kMode>(in, out, lines, nx, stream);
+void launchLinesOfSize(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
+  launchLines<FftPlan<N>, S, kColumns, kMode>(in, out, lines, nx, split, stream);
 }
 
 template <int S, bool kColumns, int kMode = kComplex>
-void launchAnySize(uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
+void launchAnySize(uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream,
+                   uint32_t split = 0) {
   switch (n) {
-    case 2: return launchLinesOfSize<2, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 4: return launchLinesOfSize<4, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 8: return launchLinesOfSize<8, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 16: return launchLinesOfSize<16, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 32: return launchLinesOfSize<32, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 64: return launchLinesOfSize<64, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 128: return launchLinesOfSize<128, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 256: return launchLinesOfSize<256, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 512: return launchLinesOfSize<512, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 1024: return launchLinesOfSize<1024, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 2048: return launchLinesOfSize<2048, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 4096: return launchLinesOfSize<4096, S, kColumns, kMode>(in, out, lines, nx, stream);
-    case 8192: return launchLinesOfSize<8192, S, kColumns, kMode>(in, out, lines, nx, stream);
+    case 2: return launchLinesOfSize<2, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 4: return launchLinesOfSize<4, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 8: return launchLinesOfSize<8, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 16: return launchLinesOfSize<16, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 32: return launchLinesOfSize<32, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 64: return launchLinesOfSize<64, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 128: return launchLinesOfSize<128, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 256: return launchLinesOfSize<256, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 512: return launchLinesOfSize<512, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 1024: return launchLinesOfSize<1024, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 2048: return launchLinesOfSize<2048, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 4096: return launchLinesOfSize<4096, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 8192: return launchLinesOfSize<8192, S, kColumns, kMode>(in, out, lines, nx, split, stream);
     case 16384:
-      if constexpr (kMode == kComplex) return launchLinesOfSize<16384, S, kColumns, kMode>(in, out, lines, nx, stream);
+      if constexpr (kMode == kComplex) return launchLinesOfSize<16384, S, kColumns, kMode>(in, out, lines, nx, split, stream);
       return;
     default: return;  // fft.cpp has checked the size
   }
@@ -321,6 +346,34 @@ void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int
   if (arrays == 0 || nx == 0) return;
   launchSigned<true>(sign, ny, static_cast<const Cpx*>(data), static_cast<Cpx*>(data), arrays * nx, nx,
                      static_cast<cudaStream_t>(streamPtr));
+}
+
+void launchFft2dC2R(void* inPtr, void* outPtr, uint32_t nx, uint32_t ny, uint64_t arrays, void* streamPtr) {
+  const cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
+  auto* in = static_cast<Cpx*>(inPtr);
+  auto* out = static_cast<Cpx*>(outPtr);
+  const uint32_t columns = nx / 2 + 1;
+  ensureTwiddles(stream);
+  if (ny < kFourStepColumns) {
+    launchAnySize<1, true>(ny, in, in, arrays * columns, columns, stream);
+    launchAnySize<1, false, kRealInverse>(nx / 2, in, out, arrays * ny, ny, stream);
+    return;
+  }
+  // Columns of 8192 or more points leave room for one or two per block (8 or 16 bytes of every
+  // 32-byte sector read): split them ny = N1 N2 (four-step). Step 1: the N1-point transforms of
+  // the N2 sub-columns n2 (points n2, n2 + N2, ...) of each column, which are the columns of a
+  // N1 x (N2 columns) array, twiddled by exp(2 pi i n2 k1 / ny) on the way out; step 2: the
+  // N2-point transforms of each run of N2 rows. Output row k1 + N1 k2 then sits at N2 k1 + k2,
+  // which the row pass reads through.
+  constexpr uint32_t N2 = 128;
+  const uint32_t N1 = ny / N2;
+  const uint64_t wide = uint64_t(N2) * columns;
+  if (N1 == 64)
+    launchLinesOfSize<64, 1, true, kColumnsTwiddled>(in, in, arrays * wide, uint32_t(wide), columns, stream);
+  else
+    launchLinesOfSize<128, 1, true, kColumnsTwiddled>(in, in, arrays * wide, uint32_t(wide), columns, stream);
+  launchLinesOfSize<N2, 1, true, kComplex>(in, in, arrays * N1 * columns, columns, 0, stream);
+  launchAnySize<1, false, kRealInverse>(nx / 2, in, out, arrays * ny, ny, stream, N1);
 }
 
 }  // namespace hfgpu::detail

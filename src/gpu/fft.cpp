@@ -81,8 +81,7 @@ void fft2dC2RAsync(float2* in, float* out, int nx, int ny, int batch, cudaStream
   checkCommon(in, reinterpret_cast<const float2*>(out), batch);
   const uint64_t rows = uint64_t(ny) * uint64_t(batch);
   checkApart(in, rows * uint64_t(nx / 2 + 1) * sizeof(float2), out, rows * uint64_t(nx) * sizeof(float));
-  detail::launchFftColumns(in, uint32_t(nx / 2 + 1), uint32_t(ny), uint64_t(batch), 1, stream);
-  detail::launchFftRealRows(in, out, uint32_t(nx), rows, 1, stream);
+  detail::launchFft2dC2R(in, out, uint32_t(nx), uint32_t(ny), uint64_t(batch), stream);
 }
 
 void fft2dC2CAsync(const float2* in, float2* out, int nx, int ny, int batch, FftSign sign, cudaStream_t stream) {

@@ -16,5 +16,9 @@ void launchFftRealRows(const void* in, void* out, uint32_t n, uint64_t rows, int
 // The columns (length ny, a power of two 2..16384) of `arrays` row-major ny x nx arrays back to
 // back, in place; nx is any row length.
 void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* stream);
+// fft.h's fft2dC2RAsync: the columns of `in` (ny x (nx / 2 + 1) complex, `arrays` of them) in
+// place, then the real rows into `out`; columns of 8192 points or more in two passes of shorter
+// ones (four-step), read back in order by the row pass.
+void launchFft2dC2R(void* in, void* out, uint32_t nx, uint32_t ny, uint64_t arrays, void* stream);
 
 }  // namespace hfgpu::detail

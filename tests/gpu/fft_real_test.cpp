@@ -130,7 +130,9 @@ TEST(GpuFftReal, ForwardAndInverseMatchFftw) {
   for (int n = 4; n <= 16384; n *= 2) cases.push_back(Case{n, 0, n <= 1024 ? 7 : 2});
   for (const Case c : {Case{4, 2, 1}, Case{8, 16, 3}, Case{64, 64, 1}, Case{256, 256, 2}, Case{512, 512, 3},
                        Case{1024, 1024, 1}, Case{4096, 4096, 1}, Case{16384, 4, 1}, Case{4, 16384, 1},
-                       Case{2048, 64, 2}})
+                       Case{2048, 64, 2},
+                       // C2R columns of 8192 and 16384 points take the four-step path (64 x 128, 128 x 128)
+                       Case{8, 8192, 2}, Case{32, 16384, 1}})
     cases.push_back(c);
   for (const Case& c : cases) {
     const int ny = c.ny > 0 ? c.ny : 1, arrays = c.ny > 0 ? c.batch : 1, rows = c.ny > 0 ? c.ny : c.batch;

@@ -28,7 +28,8 @@
 namespace hfgpu::detail {
 namespace {
 
-__device__ Cpx gFftTwiddles[kFftTwiddles];  // fftTwiddleTable(), per device
+__device__ Cpx gFftTwiddles[kFftTwiddles];          // fftTwiddleTable(), per device
+__device__ Cpx gFftHalfTwiddles[kFftHalfTwiddles];  // fftHalfTwiddleTable(), per device
 
 constexpr unsigned kMaxThreads = 1024;
 constexpr unsigned kRowThreads = 128;  // threads of a block of short rows (measured: 128 > 256)
@@ -110,7 +111,7 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
     if (!active) {
       v[m] = Cpx{0.0f, 0.0f};
     } else if constexpr (kMode == kRealInverse) {
-      v[m] = realInverseInput(in[inBase + e], in[inBase + N - e], e, N);
+      v[m] = realInverseInput(in[inBase + e], in[inBase + N - e], e, N, gFftHalfTwiddles);
     } else {
       v[m] = in[inBase + e * stride];
     }
@@ -121,7 +122,8 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
     if (active) {
       if constexpr (kMode == kRealForward) {
 #pragma unroll
-        for (int m = 0; m < R; ++m) out[outBase + m] = realForwardOutput(v[m], v[(R - m) & (R - 1)], uint32_t(m), N);
+        for (int m = 0; m < R; ++m)
+          out[outBase + m] = realForwardOutput(v[m], v[(R - m) & (R - 1)], uint32_t(m), N, gFftHalfTwiddles);
         out[outBase + N] = Cpx{v[0].x - v[0].y, 0.0f};
       } else {
 #pragma unroll
@@ -151,7 +153,7 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
 #pragma unroll
             for (int m = 0; m < R; ++m) {
               const uint32_t k = t + T * uint32_t(m);
-              out[outBase + k] = realForwardOutput(v[m], shared((N - k) & (N - 1)), k, N);
+              out[outBase + k] = realForwardOutput(v[m], shared((N - k) & (N - 1)), k, N, gFftHalfTwiddles);
             }
             if (t == 0) out[outBase + N] = Cpx{v[0].x - v[0].y, 0.0f};
           }
@@ -220,6 +222,9 @@ void ensureTwiddles(cudaStream_t stream) {
   const std::vector<Cpx>& table = fftTwiddleTable();
   CUDA_CHECK(cudaMemcpyToSymbolAsync(gFftTwiddles, table.data(), table.size() * sizeof(Cpx), 0, cudaMemcpyHostToDevice,
                                      stream));
+  const std::vector<Cpx>& half = fftHalfTwiddleTable();
+  CUDA_CHECK(cudaMemcpyToSymbolAsync(gFftHalfTwiddles, half.data(), half.size() * sizeof(Cpx), 0,
+                                     cudaMemcpyHostToDevice, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   ready.push_back(device);
 }
@@ -309,7 +314,8 @@ void launchAnySize(uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t
     case 4096: return launchLinesOfSize<4096, S, kColumns, kMode>(in, out, lines, nx, split, stream);
     case 8192: return launchLinesOfSize<8192, S, kColumns, kMode>(in, out, lines, nx, split, stream);
     case 16384:
-      if constexpr (kMode == kComplex) return launchLinesOfSize<16384, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+      if constexpr (kMode == kComplex)
+        return launchLinesOfSize<16384, S, kColumns, kMode>(in, out, lines, nx, split, stream);
       return;
     default: return;  // fft.cpp has checked the size
   }

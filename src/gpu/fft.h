@@ -15,7 +15,7 @@
 //   16 adjacent columns where they fit in shared memory, fewer for tall arrays).
 // - Each line is one block: 16 points per thread in registers (8 for lines of 128-512 points),
 //   radix-16 (radix-8) passes, the first one smaller, exchanged through shared memory; twiddles
-//   from a table made once per device (the first call on a device copies 240 KiB and waits for
+//   from a table made once per device (the first call on a device copies 368 KiB and waits for
 //   it on `stream`). Each kernel waits for the previous grid of `stream` before its first load
 //   (programmatic dependent launch), so work before it in the stream is seen as usual.
 // - Bad arguments (a size that is not a power of two in range, a null or not 8-byte-aligned

@@ -161,13 +161,16 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
           if constexpr (kMode == kColumnsTwiddled) {
             // Four-step: output k1 of sub-column n2 times exp(S 2 pi i n2 k1 / (N N2)), where the
             // wide row of nx = N2 split points holds the N2 sub-columns of each column.
-            const uint32_t n2 = uint32_t((line % nx) / split), full = N * (nx / split);
+            // exp(2 pi i p / full) = exp(i pi p / M) with M = full / 2 <= 8192: the real rows' table
+            // (p < M), or minus its entry for p - M.
+            const uint32_t n2 = uint32_t((line % nx) / split), half = N * (nx / split) / 2;
 #pragma unroll
             for (int m = 0; m < R; ++m) {
-              const uint32_t k1 = t + T * uint32_t(m);
-              float sine, cosine;
-              sincospif(2.0f * float(n2 * k1) / float(full), &sine, &cosine);  // exact argument
-              v[m] = cmul(v[m], Cpx{cosine, S > 0 ? sine : -sine});
+              const uint32_t p = n2 * (t + T * uint32_t(m));
+              const bool negate = p >= half;
+              Cpx w = halfTwiddle(S, negate ? p - half : p, half, gFftHalfTwiddles);
+              if (negate) w = Cpx{-w.x, -w.y};
+              v[m] = cmul(v[m], w);
             }
           }
 #pragma unroll

@@ -29,7 +29,17 @@ namespace hfgpu::detail {
 namespace {
 
 __device__ Cpx gFftTwiddles[kFftTwiddles];          // fftTwiddleTable(), per device
+__device__ CpxD gFftTwiddlesD[kFftTwiddles];        // fftTwiddleTable<double>(), per device
 __device__ Cpx gFftHalfTwiddles[kFftHalfTwiddles];  // fftHalfTwiddleTable(), per device
+
+// The pass twiddles in the precision of the points C (Cpx or CpxD).
+template <class C>
+__device__ __forceinline__ const C* twiddlesFor() {
+  if constexpr (sizeof(C) == sizeof(Cpx))
+    return gFftTwiddles;
+  else
+    return gFftTwiddlesD;
+}
 
 constexpr unsigned kMaxThreads = 1024;
 constexpr unsigned kRowThreads = 128;  // threads of a block of short rows (measured: 128 > 256)
@@ -65,10 +75,11 @@ __device__ __forceinline__ void allowNextGrid() {
 // Lines [first, first + L) of a launch, one per lineInBlock, thread t of each: every pass of the
 // line, from `in` to `out` (may alias: every load of a line comes before its first store). Lines
 // at or past `lines` take part in the barriers only. Shared memory: L lines of P::kPadded points.
-template <class P, int S, bool kColumns, int kMode>
-__device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split,
+template <class P, int S, bool kColumns, int kMode, class C>
+__device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split,
                                                uint64_t first,
-                                               uint32_t t, uint32_t lineInBlock, uint32_t L, Cpx* smem) {
+                                               uint32_t t, uint32_t lineInBlock, uint32_t L, C* smem) {
+  static_assert(kMode == kComplex || sizeof(C) == sizeof(Cpx), "real transforms in float only");
   static_assert(kMode == kComplex || (kMode == kColumnsTwiddled) == kColumns, "real transforms are row transforms");
   constexpr uint32_t N = P::T * uint32_t(P::R);
   constexpr int R = P::R;
@@ -94,7 +105,7 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
     stride = 1;
   }
   // Columns: L interleaved lines, point e of line c at columnSlot(e) L + c (see P::kColumnShift).
-  auto shared = [&](uint32_t e) -> Cpx& {
+  auto shared = [&](uint32_t e) -> C& {
     return kColumns ? smem[(e + (e >> P::kColumnShift)) * L + lineInBlock] : smem[lineInBlock * P::kPadded + padded(e)];
   };
   auto barrier = [] {
@@ -104,19 +115,19 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
       __syncthreads();
   };
 
-  Cpx v[R];
+  C v[R];
 #pragma unroll
   for (int m = 0; m < R; ++m) {
     const uint32_t e = t + T * uint32_t(m);
     if (!active) {
-      v[m] = Cpx{0.0f, 0.0f};
+      v[m] = C{0, 0};
     } else if constexpr (kMode == kRealInverse) {
       v[m] = realInverseInput(in[inBase + e], in[inBase + N - e], e, N, gFftHalfTwiddles);
     } else {
       v[m] = in[inBase + e * stride];
     }
   }
-  passInRegisters<R, P::r0, S>(v, t, T, 1, gFftTwiddles);
+  passInRegisters<R, P::r0, S>(v, t, T, 1, twiddlesFor<C>());
   if constexpr (P::kPasses == 1) {
     // T == 1, ns == 1: the outputs are in order in the registers.
     if (active) {
@@ -139,7 +150,7 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
       barrier();
 #pragma unroll
       for (int m = 0; m < R; ++m) v[m] = shared(t + T * uint32_t(m));
-      passInRegisters<R, R, S>(v, t, T, ns, gFftTwiddles);
+      passInRegisters<R, R, S>(v, t, T, ns, twiddlesFor<C>());
       if (p == P::kPasses - 1) {
         allowNextGrid();  // this grid's last stores follow: the next one may be launched now
         // ns == T: output m of the thread's butterfly goes to t + T m.
@@ -186,13 +197,14 @@ __device__ __forceinline__ void transformLines(const Cpx* in, Cpx* out, uint64_t
   }
 }
 
-template <class P, int S, bool kColumns, int kMode = kComplex>
+template <class P, int S, bool kColumns, int kMode, class C>
 __global__ void __launch_bounds__(maxThreadsFor<P, kColumns>())
-    fftLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split) {
-  extern __shared__ Cpx smem[];
+    fftLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split) {
+  extern __shared__ __align__(16) unsigned char smemBytes[];
+  C* smem = reinterpret_cast<C*>(smemBytes);
   waitForPreviousGrid();
   const uint32_t L = kColumns ? blockDim.x : blockDim.y;
-  transformLines<P, S, kColumns, kMode>(in, out, lines, nx, split, uint64_t(blockIdx.x) * L,
+  transformLines<P, S, kColumns, kMode, C>(in, out, lines, nx, split, uint64_t(blockIdx.x) * L,
                                         kColumns ? threadIdx.y : threadIdx.x, kColumns ? threadIdx.x : threadIdx.y, L,
                                         smem);
 }
@@ -225,6 +237,9 @@ void ensureTwiddles(cudaStream_t stream) {
   const std::vector<Cpx>& table = fftTwiddleTable();
   CUDA_CHECK(cudaMemcpyToSymbolAsync(gFftTwiddles, table.data(), table.size() * sizeof(Cpx), 0, cudaMemcpyHostToDevice,
                                      stream));
+  const std::vector<CpxD>& tableD = fftTwiddleTable<double>();
+  CUDA_CHECK(cudaMemcpyToSymbolAsync(gFftTwiddlesD, tableD.data(), tableD.size() * sizeof(CpxD), 0,
+                                     cudaMemcpyHostToDevice, stream));
   const std::vector<Cpx>& half = fftHalfTwiddleTable();
   CUDA_CHECK(cudaMemcpyToSymbolAsync(gFftHalfTwiddles, half.data(), half.size() * sizeof(Cpx), 0,
                                      cudaMemcpyHostToDevice, stream));
@@ -236,10 +251,10 @@ constexpr uint32_t kFourStepColumns = 8192;  // C2R columns from this length on:
 
 // Lines per block: rows fill kRowThreads threads (whole warps at least); columns 16 (128-byte row
 // segments) where shared memory allows, fewer (down to 8) when that would leave SMs idle.
-template <class P, bool kColumns>
+template <class P, bool kColumns, class C>
 uint32_t linesPerBlock(uint64_t lines) {
   const uint64_t busy = 2 * uint64_t(multiprocessors());
-  const size_t lineBytes = P::kPasses == 1 ? 0 : size_t(kColumns ? P::kColumnPadded : P::kPadded) * sizeof(Cpx);
+  const size_t lineBytes = P::kPasses == 1 ? 0 : size_t(kColumns ? P::kColumnPadded : P::kPadded) * sizeof(C);
   uint32_t L;
   if constexpr (kColumns) {
     // Measured on the H100 (hfbench fft): wider row segments beat more blocks per SM, down to 8.
@@ -283,54 +298,54 @@ void launchAfterPreviousGrid(void (*kernel)(Params...), dim3 grid, dim3 block, s
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, Params(args)...));
 }
 
-template <class P, int S, bool kColumns, int kMode = kComplex>
-void launchLines(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
-  const uint32_t L = linesPerBlock<P, kColumns>(lines);
+template <class P, int S, bool kColumns, int kMode, class C>
+void launchLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
+  const uint32_t L = linesPerBlock<P, kColumns, C>(lines);
   const dim3 block = kColumns ? dim3(L, P::T) : dim3(P::T, L);
-  const size_t bytes = P::kPasses == 1 ? 0 : size_t(L) * (kColumns ? P::kColumnPadded : P::kPadded) * sizeof(Cpx);
+  const size_t bytes = P::kPasses == 1 ? 0 : size_t(L) * (kColumns ? P::kColumnPadded : P::kPadded) * sizeof(C);
   const uint64_t blocks = (lines + L - 1) / L;
-  auto* kernel = &fftLines<P, S, kColumns, kMode>;
+  auto* kernel = &fftLines<P, S, kColumns, kMode, C>;
   allowSharedMemory(reinterpret_cast<const void*>(kernel), bytes);
   launchAfterPreviousGrid(kernel, dim3(unsigned(blocks)), block, bytes, stream, in, out, lines, nx, split);
 }
 
-template <uint32_t N, int S, bool kColumns, int kMode>
-void launchLinesOfSize(const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
-  launchLines<FftPlan<N>, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+template <uint32_t N, int S, bool kColumns, int kMode, class C = Cpx>
+void launchLinesOfSize(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
+  launchLines<FftPlan<N>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
 }
 
-template <int S, bool kColumns, int kMode = kComplex>
-void launchAnySize(uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream,
+template <int S, bool kColumns, int kMode = kComplex, class C = Cpx>
+void launchAnySize(uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx, cudaStream_t stream,
                    uint32_t split = 0) {
   switch (n) {
-    case 2: return launchLinesOfSize<2, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 4: return launchLinesOfSize<4, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 8: return launchLinesOfSize<8, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 16: return launchLinesOfSize<16, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 32: return launchLinesOfSize<32, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 64: return launchLinesOfSize<64, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 128: return launchLinesOfSize<128, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 256: return launchLinesOfSize<256, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 512: return launchLinesOfSize<512, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 1024: return launchLinesOfSize<1024, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 2048: return launchLinesOfSize<2048, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 4096: return launchLinesOfSize<4096, S, kColumns, kMode>(in, out, lines, nx, split, stream);
-    case 8192: return launchLinesOfSize<8192, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+    case 2: return launchLinesOfSize<2, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 4: return launchLinesOfSize<4, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 8: return launchLinesOfSize<8, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 16: return launchLinesOfSize<16, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 32: return launchLinesOfSize<32, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 64: return launchLinesOfSize<64, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 128: return launchLinesOfSize<128, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 256: return launchLinesOfSize<256, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 512: return launchLinesOfSize<512, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 1024: return launchLinesOfSize<1024, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 2048: return launchLinesOfSize<2048, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 4096: return launchLinesOfSize<4096, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 8192: return launchLinesOfSize<8192, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
     case 16384:
       if constexpr (kMode == kComplex)
-        return launchLinesOfSize<16384, S, kColumns, kMode>(in, out, lines, nx, split, stream);
+        return launchLinesOfSize<16384, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
       return;
     default: return;  // fft.cpp has checked the size
   }
 }
 
-template <bool kColumns>
-void launchSigned(int sign, uint32_t n, const Cpx* in, Cpx* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
+template <bool kColumns, class C = Cpx>
+void launchSigned(int sign, uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
   ensureTwiddles(stream);
   if (sign > 0)
-    launchAnySize<1, kColumns>(n, in, out, lines, nx, stream);
+    launchAnySize<1, kColumns, kComplex, C>(n, in, out, lines, nx, stream);
   else
-    launchAnySize<-1, kColumns>(n, in, out, lines, nx, stream);
+    launchAnySize<-1, kColumns, kComplex, C>(n, in, out, lines, nx, stream);
 }
 
 }  // namespace
@@ -355,6 +370,18 @@ void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int
   if (arrays == 0 || nx == 0) return;
   launchSigned<true>(sign, ny, static_cast<const Cpx*>(data), static_cast<Cpx*>(data), arrays * nx, nx,
                      static_cast<cudaStream_t>(streamPtr));
+}
+
+void launchFftRowsDouble(const void* in, void* out, uint32_t n, uint64_t rows, int sign, void* streamPtr) {
+  if (rows == 0) return;
+  launchSigned<false, CpxD>(sign, n, static_cast<const CpxD*>(in), static_cast<CpxD*>(out), rows, n,
+                            static_cast<cudaStream_t>(streamPtr));
+}
+
+void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* streamPtr) {
+  if (arrays == 0 || nx == 0) return;
+  launchSigned<true, CpxD>(sign, ny, static_cast<const CpxD*>(data), static_cast<CpxD*>(data), arrays * nx, nx,
+                           static_cast<cudaStream_t>(streamPtr));
 }
 
 void launchFft2dC2R(void* inPtr, void* outPtr, uint32_t nx, uint32_t ny, uint64_t arrays, void* streamPtr) {

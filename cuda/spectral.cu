@@ -1,6 +1,7 @@
 // spectral.cu - the kernels of hfterrain's GPU fields (host API src/gpu/spectral_field.h): the
 // weighted random spectrum, the radix-r step that splits lines too long for one block's shared
-// memory, and the crop of the real part. The FFT passes themselves are cuda/fft.cu's.
+// memory, and the crop of the real part, all in double precision. The FFT passes themselves are
+// cuda/fft.cu's (their double instances).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -19,52 +20,54 @@ constexpr unsigned kThreads = 256;
 // compute-bound on the H100). Every dimension here is at most 65535 (m <= 49152).
 
 // Bin (ky, kx) of the m x m array: the half spectrum's bin weighted for a c2c inverse whose real
-// part equals FFTW's c2r (spectral_field.h), 0 above m / 2. x: kx, y: ky.
-__global__ void spectrumFill(float2* grid, hfspectral::FieldSpec spec) {
+// part equals FFTW's c2r (spectral_field.h), 0 above m / 2. x: kx, y: ky. In double, with the
+// CPU's own formulas (hfspectral::bin).
+__global__ void spectrumFill(double2* grid, hfspectral::FieldSpec spec) {
   const uint32_t kx = blockIdx.x * blockDim.x + threadIdx.x, ky = blockIdx.y;
   if (kx >= uint32_t(spec.m)) return;
-  float2 v{0.0f, 0.0f};
+  double2 v{0.0, 0.0};
   if (kx <= uint32_t(spec.m / 2)) {
-    float re, im;
-    hfspectral::binFloat(spec, int(ky), int(kx), re, im);
-    const float w = (kx == 0 || kx == uint32_t(spec.m / 2)) ? 1.0f : 2.0f;
-    v = float2{w * re, w * im};
+    double re, im;
+    hfspectral::bin(spec, int(ky), int(kx), re, im);
+    const double w = (kx == 0 || kx == uint32_t(spec.m / 2)) ? 1.0 : 2.0;
+    v = double2{w * re, w * im};
   }
   grid[uint64_t(ky) * uint64_t(spec.m) + kx] = v;
 }
 
+constexpr uint32_t kMaxRadix = 6;
+
 // x: the fast index of (line, j2) (lines when they are adjacent in memory, else j2), y: the other.
-__global__ void radixStep(float2* grid, uint32_t r, uint32_t n2, uint32_t lines, uint64_t lineStride,
+__global__ void radixStep(double2* grid, uint32_t r, uint32_t n2, uint32_t lines, uint64_t lineStride,
                           uint64_t pointStride, int sign) {
   const bool lineFastest = lineStride < pointStride;  // columns: neighbouring threads, neighbouring lines
   const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x, g = blockIdx.y;
   if (f >= (lineFastest ? lines : n2)) return;
   const uint32_t line = lineFastest ? f : g, j2 = lineFastest ? g : f;
   const uint32_t m = r * n2;
-  float2* base = grid + uint64_t(line) * lineStride;
-  float2 v[4];
+  double2* base = grid + uint64_t(line) * lineStride;
+  double2 v[kMaxRadix];
   for (uint32_t j1 = 0; j1 < r; ++j1) v[j1] = base[(uint64_t(j1) * n2 + j2) * pointStride];
-  // In float, like the FFT passes around it: the r-point DFT's roots exp(sign 2 pi i q / r) and
-  // the twiddle exp(sign 2 pi i j2 k1 / m) from sincospif of exact ratios (the products reduced
-  // mod r and mod m in integers first), about 1 ulp each.
-  float rootS[4], rootC[4];
+  // The r-point DFT's roots exp(sign 2 pi i q / r) and the twiddle exp(sign 2 pi i j2 k1 / m)
+  // from sincospi of exact ratios (the products reduced mod r and mod m in integers first).
+  double rootS[kMaxRadix], rootC[kMaxRadix];
   for (uint32_t q = 0; q < r; ++q) {
-    sincospif(2.0f * float(q) / float(r), &rootS[q], &rootC[q]);
+    sincospi(2.0 * double(q) / double(r), &rootS[q], &rootC[q]);
     if (sign < 0) rootS[q] = -rootS[q];
   }
   for (uint32_t k1 = 0; k1 < r; ++k1) {
-    float re = 0, im = 0;
+    double re = 0, im = 0;
     for (uint32_t j1 = 0; j1 < r; ++j1) {
       const uint32_t q = (j1 * k1) % r;
       re += v[j1].x * rootC[q] - v[j1].y * rootS[q];
       im += v[j1].x * rootS[q] + v[j1].y * rootC[q];
     }
-    float sn = 0.0f, cs = 1.0f;
+    double sn = 0.0, cs = 1.0;
     if (k1 > 0) {
-      sincospif(2.0f * float((j2 * k1) % m) / float(m), &sn, &cs);
+      sincospi(2.0 * double((uint64_t(j2) * k1) % m) / double(m), &sn, &cs);
       if (sign < 0) sn = -sn;
     }
-    base[(uint64_t(k1) * n2 + j2) * pointStride] = float2{re * cs - im * sn, re * sn + im * cs};
+    base[(uint64_t(k1) * n2 + j2) * pointStride] = double2{re * cs - im * sn, re * sn + im * cs};
   }
 }
 
@@ -73,7 +76,7 @@ __device__ inline uint32_t fourStepPos(uint32_t i, uint32_t r, uint32_t n2) {
 }
 
 // x: the output column, y: the output row.
-__global__ void cropReal(const float2* grid, float* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile) {
+__global__ void cropReal(const double2* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile) {
   const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
   if (x >= tile) return;
   out[uint64_t(y) * tile + x] = grid[uint64_t(fourStepPos(y, r, n2)) * m + fourStepPos(x, r, n2)].x;
@@ -87,7 +90,7 @@ dim3 grid2d(uint64_t fast, uint64_t slow) {
 
 void launchSpectrumFill(void* grid, const hfspectral::FieldSpec& spec, void* stream) {
   spectrumFill<<<grid2d(uint64_t(spec.m), uint64_t(spec.m)), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<float2*>(grid), spec);
+      static_cast<double2*>(grid), spec);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -95,13 +98,13 @@ void launchRadixStep(void* grid, uint32_t r, uint32_t n2, uint64_t lines, uint64
                      int sign, void* stream) {
   const bool lineFastest = lineStride < pointStride;
   radixStep<<<lineFastest ? grid2d(lines, n2) : grid2d(n2, lines), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<float2*>(grid), r, n2, uint32_t(lines), lineStride, pointStride, sign);
+      static_cast<double2*>(grid), r, n2, uint32_t(lines), lineStride, pointStride, sign);
   CUDA_CHECK(cudaGetLastError());
 }
 
-void launchCropReal(const void* grid, float* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile, void* stream) {
-  cropReal<<<grid2d(tile, tile), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const float2*>(grid), out,
-                                                                                    m, r, n2, tile);
+void launchCropReal(const void* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile, void* stream) {
+  cropReal<<<grid2d(tile, tile), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const double2*>(grid),
+                                                                                    out, m, r, n2, tile);
   CUDA_CHECK(cudaGetLastError());
 }
 

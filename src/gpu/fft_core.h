@@ -44,17 +44,30 @@
 
 namespace hfgpu::detail {
 
-// 8-byte aligned like float2, so that a point is one 64-bit load or store (global and shared):
-// with 4-byte alignment every access split into two 32-bit ones, each touching twice the sectors.
-struct alignas(8) Cpx {
-  float x, y;
+// A complex point in float (Cpx, the FFT's) or double (CpxD, hfterrain's fields), aligned to its
+// size like float2 / double2, so that a point is one 8- or 16-byte load or store (global and
+// shared): with 4-byte alignment every float access split into two 32-bit ones, each touching
+// twice the sectors.
+template <class T>
+struct alignas(2 * sizeof(T)) CpxT {
+  T x, y;
 };
+using Cpx = CpxT<float>;
+using CpxD = CpxT<double>;
 
-HF_FFT_HD inline Cpx cadd(Cpx a, Cpx b) { return Cpx{a.x + b.x, a.y + b.y}; }
-HF_FFT_HD inline Cpx csub(Cpx a, Cpx b) { return Cpx{a.x - b.x, a.y - b.y}; }
-HF_FFT_HD inline Cpx cmul(Cpx a, Cpx b) { return Cpx{a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x}; }
+template <class T>
+HF_FFT_HD inline CpxT<T> cadd(CpxT<T> a, CpxT<T> b) { return CpxT<T>{a.x + b.x, a.y + b.y}; }
+template <class T>
+HF_FFT_HD inline CpxT<T> csub(CpxT<T> a, CpxT<T> b) { return CpxT<T>{a.x - b.x, a.y - b.y}; }
+template <class T>
+HF_FFT_HD inline CpxT<T> cmul(CpxT<T> a, CpxT<T> b) {
+  return CpxT<T>{a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
+}
 // a * (sign i): multiplies by +i (sign > 0) or -i.
-HF_FFT_HD inline Cpx cmulI(Cpx a, int sign) { return sign > 0 ? Cpx{-a.y, a.x} : Cpx{a.y, -a.x}; }
+template <class T>
+HF_FFT_HD inline CpxT<T> cmulI(CpxT<T> a, int sign) {
+  return sign > 0 ? CpxT<T>{-a.y, a.x} : CpxT<T>{a.y, -a.x};
+}
 
 // ---- twiddles ----
 
@@ -75,14 +88,15 @@ HF_FFT_HD constexpr uint32_t twiddleIndex(uint32_t ns, int i, uint32_t k) {
   return uint32_t(kFftRadix - 1) * (ns - 2) + uint32_t(i - 1) * ns + k;
 }
 
-inline const std::vector<Cpx>& fftTwiddleTable() {
-  static const std::vector<Cpx> table = [] {
-    std::vector<Cpx> t(kFftTwiddles);
+template <class T = float>
+inline const std::vector<CpxT<T>>& fftTwiddleTable() {
+  static const std::vector<CpxT<T>> table = [] {
+    std::vector<CpxT<T>> t(kFftTwiddles);
     for (uint32_t ns = 2; ns <= kFftMaxNs; ns *= 2)
       for (int i = 1; i < kFftRadix; ++i)
         for (uint32_t k = 0; k < ns; ++k) {
           const double a = 2.0 * 3.14159265358979323846 * double(uint32_t(i) * k) / double(ns * kFftRadix);
-          t[twiddleIndex(ns, i, k)] = Cpx{float(std::cos(a)), float(std::sin(a))};
+          t[twiddleIndex(ns, i, k)] = CpxT<T>{T(std::cos(a)), T(std::sin(a))};
         }
     return t;
   }();
@@ -92,103 +106,104 @@ inline const std::vector<Cpx>& fftTwiddleTable() {
 // cos(2 pi m / 32) and the roots exp(S 2 pi i m / 32) for the DFTs in registers: m is known at
 // compile time once the loops are unrolled, so the switch folds into a constant (a table would be
 // put in local memory).
-HF_FFT_HD inline float cos32(int m) {
+template <class T = float>
+HF_FFT_HD inline T cos32(int m) {
   switch (m & 31) {
     case 0:
-      return 1.00000000000000000000f;
+      return T(1.00000000000000000000);
     case 1:
-      return 0.98078528040323043058f;
+      return T(0.98078528040323043058);
     case 2:
-      return 0.92387953251128673848f;
+      return T(0.92387953251128673848);
     case 3:
-      return 0.83146961230254523567f;
+      return T(0.83146961230254523567);
     case 4:
-      return 0.70710678118654757274f;
+      return T(0.70710678118654757274);
     case 5:
-      return 0.55557023301960228867f;
+      return T(0.55557023301960228867);
     case 6:
-      return 0.38268343236508983729f;
+      return T(0.38268343236508983729);
     case 7:
-      return 0.19509032201612833135f;
+      return T(0.19509032201612833135);
     case 8:
-      return 0.0f;
+      return T(0.0);
     case 9:
-      return -0.19509032201612819257f;
+      return T(-0.19509032201612819257);
     case 10:
-      return -0.38268343236508972627f;
+      return T(-0.38268343236508972627);
     case 11:
-      return -0.55557023301960195560f;
+      return T(-0.55557023301960195560);
     case 12:
-      return -0.70710678118654746172f;
+      return T(-0.70710678118654746172);
     case 13:
-      return -0.83146961230254534669f;
+      return T(-0.83146961230254534669);
     case 14:
-      return -0.92387953251128673848f;
+      return T(-0.92387953251128673848);
     case 15:
-      return -0.98078528040323043058f;
+      return T(-0.98078528040323043058);
     case 16:
-      return -1.00000000000000000000f;
+      return T(-1.00000000000000000000);
     case 17:
-      return -0.98078528040323043058f;
+      return T(-0.98078528040323043058);
     case 18:
-      return -0.92387953251128684951f;
+      return T(-0.92387953251128684951);
     case 19:
-      return -0.83146961230254545772f;
+      return T(-0.83146961230254545772);
     case 20:
-      return -0.70710678118654768376f;
+      return T(-0.70710678118654768376);
     case 21:
-      return -0.55557023301960217765f;
+      return T(-0.55557023301960217765);
     case 22:
-      return -0.38268343236509033689f;
+      return T(-0.38268343236509033689);
     case 23:
-      return -0.19509032201612866442f;
+      return T(-0.19509032201612866442);
     case 24:
-      return 0.0f;
+      return T(0.0);
     case 25:
-      return 0.19509032201612830359f;
+      return T(0.19509032201612830359);
     case 26:
-      return 0.38268343236509000382f;
+      return T(0.38268343236509000382);
     case 27:
-      return 0.55557023301960184458f;
+      return T(0.55557023301960184458);
     case 28:
-      return 0.70710678118654735069f;
+      return T(0.70710678118654735069);
     case 29:
-      return 0.83146961230254523567f;
+      return T(0.83146961230254523567);
     case 30:
-      return 0.92387953251128651644f;
+      return T(0.92387953251128651644);
     case 31:
-      return 0.98078528040323031956f;
+      return T(0.98078528040323031956);
     default:
-      return 0.0f;
+      return T(0.0);
   }
 }
-template <int S>
-HF_FFT_HD inline Cpx root32(int m) {
-  const float s = cos32(m + 24);  // sin(a) = cos(a - pi / 2)
-  return Cpx{cos32(m), S > 0 ? s : -s};
+template <int S, class T = float>
+HF_FFT_HD inline CpxT<T> root32(int m) {
+  const T s = cos32<T>(m + 24);  // sin(a) = cos(a - pi / 2)
+  return CpxT<T>{cos32<T>(m), S > 0 ? s : -s};
 }
 
 // a * exp(S 2 pi i m / 32), with the multiplications by 1, +-i and -1 done as moves.
-template <int S>
-HF_FFT_HD inline Cpx mulRoot32(Cpx a, int m) {
+template <int S, class T>
+HF_FFT_HD inline CpxT<T> mulRoot32(CpxT<T> a, int m) {
   switch (m & 31) {
     case 0:
       return a;
     case 8:
       return cmulI(a, S);
     case 16:
-      return Cpx{-a.x, -a.y};
+      return CpxT<T>{-a.x, -a.y};
     case 24:
       return cmulI(a, -S);
     default:
-      return cmul(a, root32<S>(m));
+      return cmul(a, root32<S, T>(m));
   }
 }
 
 // The R-point DFT of v in place (R a power of two <= 32): radix-2 decimation in frequency, then
 // the bit-reversed outputs put in order (register renaming once unrolled).
-template <int R, int S>
-HF_FFT_HD inline void dftInRegisters(Cpx (&v)[R]) {
+template <int R, int S, class T>
+HF_FFT_HD inline void dftInRegisters(CpxT<T> (&v)[R]) {
   static_assert(R >= 1 && R <= 32 && (R & (R - 1)) == 0, "radix: a power of two up to 32");
   if constexpr (R > 1) {
     constexpr int kStages = R == 2 ? 1 : R == 4 ? 2 : R == 8 ? 3 : R == 16 ? 4 : 5;
@@ -199,13 +214,13 @@ HF_FFT_HD inline void dftInRegisters(Cpx (&v)[R]) {
       for (int b = 0; b < R; b += 2 * h) {
         HF_FFT_UNROLL
         for (int k = 0; k < h; ++k) {
-          const Cpx a = v[b + k], c = v[b + k + h];
+          const CpxT<T> a = v[b + k], c = v[b + k + h];
           v[b + k] = cadd(a, c);
           v[b + k + h] = mulRoot32<S>(csub(a, c), k * (16 / h));  // exp(S 2 pi i k / (2 h))
         }
       }
     }
-    Cpx ordered[R];
+    CpxT<T> ordered[R];
     HF_FFT_UNROLL
     for (int i = 0; i < R; ++i) {
       int rev = 0;
@@ -264,13 +279,13 @@ HF_FFT_HD inline uint32_t padded(uint32_t e) { return e + (e >> 4); }
 // butterfly j = t + q T on entry, its output i on return; passDestination() says where output
 // slot m goes. Only the first pass (ns = 1) may have r < R, so twiddles always have r = R.
 // `twiddles` is fftTwiddleTable() (its device copy in a kernel).
-template <int R, int r, int S>
-HF_FFT_HD inline void passInRegisters(Cpx (&v)[R], uint32_t t, uint32_t T, uint32_t ns,
-                                      const Cpx* __restrict__ twiddles) {
+template <int R, int r, int S, class F>
+HF_FFT_HD inline void passInRegisters(CpxT<F> (&v)[R], uint32_t t, uint32_t T, uint32_t ns,
+                                      const CpxT<F>* __restrict__ twiddles) {
   constexpr int kGroups = R / r;
   HF_FFT_UNROLL
   for (int q = 0; q < kGroups; ++q) {
-    Cpx u[r];
+    CpxT<F> u[r];
     HF_FFT_UNROLL
     for (int i = 0; i < r; ++i) u[i] = v[q + i * kGroups];
     if constexpr (r == R) {
@@ -280,17 +295,23 @@ HF_FFT_HD inline void passInRegisters(Cpx (&v)[R], uint32_t t, uint32_t T, uint3
         for (int i = 1; i < r; ++i) {
           const uint32_t index = twiddleIndex(ns, i * (kFftRadix / R), k);
 #ifdef __CUDA_ARCH__
-          const float2 f = __ldg(reinterpret_cast<const float2*>(twiddles) + index);  // read-only cache
-          Cpx w{f.x, f.y};
+          CpxT<F> w;
+          if constexpr (sizeof(F) == 4) {
+            const float2 f = __ldg(reinterpret_cast<const float2*>(twiddles) + index);  // read-only cache
+            w = CpxT<F>{f.x, f.y};
+          } else {
+            const double2 f = __ldg(reinterpret_cast<const double2*>(twiddles) + index);
+            w = CpxT<F>{f.x, f.y};
+          }
 #else
-          Cpx w = twiddles[index];
+          CpxT<F> w = twiddles[index];
 #endif
           if (S < 0) w.y = -w.y;
           u[i] = cmul(u[i], w);
         }
       }
     }
-    dftInRegisters<r, S>(u);
+    dftInRegisters<r, S, F>(u);
     HF_FFT_UNROLL
     for (int i = 0; i < r; ++i) v[q + i * kGroups] = u[i];
   }

@@ -16,6 +16,11 @@ void launchFftRealRows(const void* in, void* out, uint32_t n, uint64_t rows, int
 // The columns (length ny, a power of two 2..16384) of `arrays` row-major ny x nx arrays back to
 // back, in place; nx is any row length.
 void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* stream);
+// The same in double precision (double2 points), lines of 2..8192 points: hfterrain's fields, whose
+// sea level must fall where FFTW's double field puts it (gpu/spectral_field.h).
+void launchFftRowsDouble(const void* in, void* out, uint32_t n, uint64_t rows, int sign, void* stream);
+void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* stream);
+constexpr int kFftMaxDoubleSize = 8192;
 // fft.h's fft2dC2RAsync: the columns of `in` (ny x (nx / 2 + 1) complex, `arrays` of them) in
 // place, then the real rows into `out`; columns of 8192 points or more in two passes of shorter
 // ones (four-step), read back in order by the row pass.

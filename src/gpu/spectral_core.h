@@ -7,9 +7,8 @@
 // pure function of (s, i), so any bin can be computed alone (a GPU thread per bin, or a CPU
 // thread per row). Bin (ky, kx) of an m x (m/2 + 1) half spectrum takes draws 2 (ky (m/2+1) + kx)
 // and the next one: a Box-Muller pair, scaled by a power law in the frequency.
-// bin() is in double (device double precision is exact IEEE arithmetic; only log, sqrt, sin,
-// cos and pow may differ from glibc's in the last place): the CPU synthesis's. binFloat() takes
-// the same draws through float arithmetic: the GPU field's.
+// bin() is in double on both (device double precision is exact IEEE arithmetic; only log, sqrt,
+// sin, cos and pow may differ from glibc's in the last place).
 #pragma once
 
 #include <cmath>
@@ -72,44 +71,6 @@ HF_SPECTRAL_HD inline void bin(const FieldSpec& s, int ky, int kx, double& re, d
   const double amp = amplitude(f, s.beta, s.fLow, s.fHigh);
   re = amp * g1;
   im = amp * g2;
-}
-
-// The same bin in float arithmetic from the same draws: what the GPU field uses (with the
-// double version the spectrum was compute-bound there: 8.9 of the 24576^2 field's 37 ms on the
-// H100). log(u1) keeps float's relative precision at both ends (see below), so that draws near 0
-// and 1 keep their radius; the angle is a ratio for sincospi. Agrees with bin() to a few
-// float ulps (tests/gpu/fft_spectral_test.cpp).
-HF_SPECTRAL_HD inline void binFloat(const FieldSpec& s, int ky, int kx, float& re, float& im) {
-  const uint64_t half = uint64_t(s.m / 2 + 1);
-  const uint64_t d = 2 * (uint64_t(ky) * half + uint64_t(kx));
-  const double u1 = uniform(draw(s.state, d)), u2 = uniform(draw(s.state, d + 1));
-  // log(u1) with float's relative precision at both ends: log(u1) for small u1, log1p(-(1 - u1))
-  // near 1 (1 - u1 is exact in double there).
-  const float logU1 = u1 < 0.5 ? logf(float(u1)) : log1pf(-float(1.0 - u1));
-  const float radius = sqrtf(-2.0f * logU1);
-  float sn, cs;
-#ifdef __CUDA_ARCH__
-  sincospif(2.0f * float(u2), &sn, &cs);
-#else
-  sn = float(sin(2.0 * 3.14159265358979323846 * double(float(u2))));
-  cs = float(cos(2.0 * 3.14159265358979323846 * double(float(u2))));
-#endif
-  const int fy = ky <= s.m / 2 ? ky : ky - s.m;
-  const float f = sqrtf(float(kx) * float(kx) + float(fy) * float(fy)) * float(s.perTile);
-  float amp = 0.0f;
-  if (f > 0.0f) {
-    amp = powf(f, -0.5f * (float(s.beta) + 1.0f));
-    if (s.fLow > 0.0) {
-      const float q = f / float(s.fLow);
-      amp *= 1.0f - expf(-q * q);
-    }
-    if (s.fHigh > 0.0) {
-      const float q = f / float(s.fHigh);
-      amp *= expf(-q * q);
-    }
-  }
-  re = amp == 0.0f ? 0.0f : amp * radius * cs;
-  im = amp == 0.0f ? 0.0f : amp * radius * sn;
 }
 
 }  // namespace hfspectral

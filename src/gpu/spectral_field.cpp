@@ -13,25 +13,28 @@ namespace hfgpu {
 
 namespace {
 
-// m = r n2 with n2 the largest power of two <= kFftMaxSize dividing m; false when r is not 1..4.
-bool split(int m, uint32_t& r, uint32_t& n2, int maxLine = kFftMaxSize) {
+constexpr int kMaxLine = kSpectralFieldMaxLine;
+static_assert(kMaxLine == detail::kFftMaxDoubleSize, "the double FFT's longest line");
+
+// m = r n2 with n2 the largest power of two <= maxLine dividing m; false when r is not 1..6.
+bool split(int m, uint32_t& r, uint32_t& n2, int maxLine = kMaxLine) {
   // m <= 65535: the kernels' 2D grids have a row of blocks per line (cuda/spectral.cu).
-  if (m < 16 || m > 65535 || maxLine < 16 || maxLine > kFftMaxSize || (maxLine & (maxLine - 1)) != 0) return false;
+  if (m < 16 || m > 65535 || maxLine < 16 || maxLine > kMaxLine || (maxLine & (maxLine - 1)) != 0) return false;
   uint32_t p = 1;
   while (p < uint32_t(maxLine) && uint32_t(m) % (p * 2) == 0) p *= 2;
   r = uint32_t(m) / p;
   n2 = p;
-  return r >= 1 && r <= 4 && uint64_t(r) * p == uint64_t(m) && p >= 16;  // columns in groups of 16
+  return r >= 1 && r <= 6 && uint64_t(r) * p == uint64_t(m) && p >= 16;  // columns in groups of 16
 }
 
 // One dimension's transforms of the m x m array: rows (pointStride 1) or columns.
-void transformRows(float2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
+void transformRows(double2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
   if (r > 1) detail::launchRadixStep(grid, r, n2, m, m, 1, sign, s);
-  detail::launchFftRows(grid, grid, n2, uint64_t(m) * r, sign, s);
+  detail::launchFftRowsDouble(grid, grid, n2, uint64_t(m) * r, sign, s);
 }
-void transformColumns(float2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
+void transformColumns(double2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
   if (r > 1) detail::launchRadixStep(grid, r, n2, m, 1, m, sign, s);
-  detail::launchFftColumns(grid, m, n2, r, sign, s);
+  detail::launchFftColumnsDouble(grid, m, n2, r, sign, s);
 }
 
 }  // namespace
@@ -41,12 +44,12 @@ bool spectralGridSupported(int m) {
   return split(m, r, n2);
 }
 
-bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<float>& out, std::string& error,
+bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<double>& out, std::string& error,
                    int maxLinePoints, double* computeSeconds) {
   uint32_t r = 0, n2 = 0;
   if (!split(spec.m, r, n2, maxLinePoints)) {
-    error = "GPU field: grid " + std::to_string(spec.m) + " is not 2^k or 2, 3, 4 x 2^k (2^k <= " +
-            std::to_string(kFftMaxSize) + ", at most 65535)";
+    error = "GPU field: grid " + std::to_string(spec.m) + " is not r x 2^k (r = 1..6, 16 <= 2^k <= " +
+            std::to_string(kMaxLine) + ", at most 65535)";
     return false;
   }
   if (tile < 1 || tile > spec.m) {
@@ -61,14 +64,14 @@ bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<floa
     const uint64_t m = uint64_t(spec.m), cells = m * m, crop = uint64_t(tile) * uint64_t(tile);
     size_t freeBytes = 0, totalBytes = 0;
     CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-    const uint64_t need = cells * sizeof(float2) + crop * sizeof(float);
+    const uint64_t need = cells * sizeof(double2) + crop * sizeof(double);
     if (need > freeBytes) {
       error = "GPU field: needs " + std::to_string(need >> 20) + " MiB of device memory, " +
               std::to_string(freeBytes >> 20) + " MiB free";
       return false;
     }
-    DeviceBuffer<float2> grid(cells);
-    DeviceBuffer<float> cropped(crop);
+    DeviceBuffer<double2> grid(cells);
+    DeviceBuffer<double> cropped(crop);
     Stream stream;
     const int inverse = int(FftSign::Inverse);
     Event start, done;
@@ -79,7 +82,7 @@ bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<floa
     detail::launchCropReal(grid.get(), cropped.get(), uint32_t(m), r, n2, uint32_t(tile), stream.get());
     done.record(stream);
     out.resize(crop);
-    CUDA_CHECK(cudaMemcpyAsync(out.data(), cropped.get(), crop * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(out.data(), cropped.get(), crop * sizeof(double), cudaMemcpyDeviceToHost, stream));
     stream.synchronize();
     if (computeSeconds) *computeSeconds = double(done.elapsedMsSince(start)) * 1e-3;
     return true;

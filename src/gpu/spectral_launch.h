@@ -7,14 +7,15 @@
 
 namespace hfgpu::detail {
 
+// Every array here is double precision: `grid` holds m x m double2.
 // The weighted half spectrum of `spec` into the m x m complex array `grid` (zeros elsewhere).
 void launchSpectrumFill(void* grid, const hfspectral::FieldSpec& spec, void* stream);
-// The radix-r step of the four-step split of lines of m = r n2 points: `lines` lines, point j
+// The radix-r step (r = 2..6) of the four-step split of lines of m = r n2 points: `lines` lines, point j
 // of line l at grid[l * lineStride + j * pointStride]; in place: the r-point DFTs over
 // j2, n2 + j2, ..., times the twiddles exp(sign 2 pi i j2 k1 / m), stored at k1 n2 + j2.
 void launchRadixStep(void* grid, uint32_t r, uint32_t n2, uint64_t lines, uint64_t lineStride, uint64_t pointStride,
                      int sign, void* stream);
 // out[y tile + x] = Re grid[pos(y) m + pos(x)], pos(i) = (i % r) n2 + i / r (r = 1: i).
-void launchCropReal(const void* grid, float* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile, void* stream);
+void launchCropReal(const void* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile, void* stream);
 
 }  // namespace hfgpu::detail

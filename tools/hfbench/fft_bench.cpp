@@ -40,11 +40,12 @@ const char* kUsage =
     "against FFTW in double precision.";
 
 // hfterrain's base field for the 16385^2 terrain (tile + 2 x tile / 8 = 20481 samples on its
-// 24576 grid), as tools/hfterrain/terrain.cpp makes it: the GPU path (gpu/spectral_field.h:
-// spectrum, inverse FFT, crop; `gpuS` without and `gpuCopyS` with the copy of the 1.7 GB field to
-// host memory) against the CPU on all cores (the same spectrum filled by `threads` threads, FFTW
-// single-precision c2r with `threads` threads, the crop). Seconds, each the best of two runs
-// after a warm-up of the GPU path.
+// 24576 grid), as tools/hfterrain/terrain.cpp makes it, in double precision on both sides: the
+// GPU path (gpu/spectral_field.h: spectrum, inverse FFT, crop; `gpuS` without and `gpuCopyS` with
+// the copy of the 3.4 GB field to host memory) against the CPU on all cores (the same spectrum
+// filled by `threads` threads, FFTW's double c2r with `threads` threads - hfterrain's CPU path,
+// there on one FFTW thread - and the crop). Seconds, each the best of two runs after a warm-up
+// of the GPU path.
 struct TerrainTiming {
   double gpuS = 0, gpuCopyS = 0, cpuS = 0;
   int tile = 20481, m = 24576;
@@ -59,23 +60,24 @@ TerrainTiming terrainCase(int threads, bool quick) {
   spec.beta = 2.2;
   spec.state = 0x6866746572726169ull;
   std::string error;
-  std::vector<float> out;
+  std::vector<double> out;
   if (!hfgpu::spectralField(spec, t.tile, out, error)) throw std::runtime_error(error);  // warm-up
   t.gpuS = t.gpuCopyS = t.cpuS = 1e30;
   for (int rep = 0; rep < 2; ++rep) {
     Stopwatch timer;
     double s = 0;
-    if (!hfgpu::spectralField(spec, t.tile, out, error, hfgpu::kFftMaxSize, &s)) throw std::runtime_error(error);
+    if (!hfgpu::spectralField(spec, t.tile, out, error, hfgpu::kSpectralFieldMaxLine, &s))
+      throw std::runtime_error(error);
     t.gpuCopyS = std::min(t.gpuCopyS, timer.seconds());
     t.gpuS = std::min(t.gpuS, s);
   }
   const size_t half = size_t(t.m / 2 + 1), m = size_t(t.m);
-  fftwf_complex* spectrum = fftwf_alloc_complex(m * half);
-  float* grid = fftwf_alloc_real(m * m);
+  fftw_complex* spectrum = fftw_alloc_complex(m * half);
+  double* grid = fftw_alloc_real(m * m);
   if (!spectrum || !grid) throw std::runtime_error("cannot allocate the CPU field");
-  fftwf_plan_with_nthreads(threads);
-  fftwf_plan plan = fftwf_plan_dft_c2r_2d(t.m, t.m, spectrum, grid, FFTW_ESTIMATE);
-  std::vector<float> crop(size_t(t.tile) * size_t(t.tile));
+  fftw_plan_with_nthreads(threads);
+  fftw_plan plan = fftw_plan_dft_c2r_2d(t.m, t.m, spectrum, grid, FFTW_ESTIMATE);
+  std::vector<double> crop(size_t(t.tile) * size_t(t.tile));
   for (int rep = 0; rep < 2; ++rep) {
     Stopwatch timer;
     std::vector<std::thread> pool;
@@ -83,21 +85,18 @@ TerrainTiming terrainCase(int threads, bool quick) {
       pool.emplace_back([&, k] {
         for (size_t ky = size_t(k); ky < m; ky += size_t(threads))
           for (size_t kx = 0; kx < half; ++kx) {
-            double re, im;
-            hfspectral::bin(spec, int(ky), int(kx), re, im);
-            spectrum[ky * half + kx][0] = float(re);
-            spectrum[ky * half + kx][1] = float(im);
+            hfspectral::bin(spec, int(ky), int(kx), spectrum[ky * half + kx][0], spectrum[ky * half + kx][1]);
           }
       });
     for (auto& th : pool) th.join();
-    fftwf_execute(plan);
+    fftw_execute(plan);
     for (size_t y = 0; y < size_t(t.tile); ++y)
       std::copy(grid + y * m, grid + y * m + size_t(t.tile), crop.begin() + ptrdiff_t(y * size_t(t.tile)));
     t.cpuS = std::min(t.cpuS, timer.seconds());
   }
-  fftwf_destroy_plan(plan);
-  fftwf_free(spectrum);
-  fftwf_free(grid);
+  fftw_destroy_plan(plan);
+  fftw_free(spectrum);
+  fftw_free(grid);
   return t;
 }
 
@@ -533,6 +532,7 @@ int runFftCommand(int argc, char** argv) {
     for (int n : {256, 512, 1024, 2048, 4096, 16384}) cases.push_back(Case{{n, n}, 1, Kind::C2R});
   }
   fftwf_init_threads();
+  fftw_init_threads();
   const CuFft cufft;
   cudaDeviceProp prop{};
   CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -590,7 +590,8 @@ int runFftCommand(int argc, char** argv) {
   j.field("gpu_s", tt.gpuS).field("gpu_with_copy_s", tt.gpuCopyS).field("cpu_s", tt.cpuS).field("cpu_threads", threads);
   j.field("field_samples", tt.tile).field("grid", tt.m);
   j.field("what", "the base fBm field of hfterrain --size 16385: spectrum, inverse FFT, crop (GPU: device memory; "
-                  "gpu_with_copy_s adds the copy to host); CPU: the same spectrum on all threads + FFTW float c2r");
+                  "gpu_with_copy_s adds the copy to host); CPU: the same spectrum on all threads + FFTW double c2r on all "
+                  "threads; both in double precision, as hfterrain");
   j.endObject();
   j.endObject();
   out += "\n";
@@ -600,6 +601,7 @@ int runFftCommand(int argc, char** argv) {
     return 1;
   }
   fftwf_cleanup_threads();
+  fftw_cleanup_threads();
   return 0;
 }
 

@@ -109,10 +109,7 @@ class SpectralSynth {
     rng.skip(draws());
     if (device_ == FieldDevice::Cuda) {
 #ifdef HFTERRAIN_CUDA
-      std::vector<float> values;
-      if (!hfgpu::spectralField(spec, tile_, values, error)) return false;
-      out.assign(values.begin(), values.end());
-      values = std::vector<float>();
+      if (!hfgpu::spectralField(spec, tile_, out, error)) return false;  // double, as FFTW's
       normalise(out);
       return true;
 #else

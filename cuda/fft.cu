@@ -88,8 +88,10 @@ __device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lin
   const bool active = line < lines;
   uint64_t inBase, outBase, stride;
   if constexpr (kColumns) {  // column c of array a (each thread finds its own)
-    const uint64_t array = line / nx;
-    inBase = outBase = array * nx * N + (line - array * nx);
+    // Plain columns: split != 0 transforms only the first `split` columns of each array.
+    const uint32_t perArray = (kMode == kComplex && split != 0) ? split : nx;
+    const uint64_t array = line / perArray;
+    inBase = outBase = array * nx * N + (line - array * perArray);
     stride = nx;
   } else {
     // Real inverse rows after a four-step column pass (split = N1 of ny = N1 N2 rows per array,
@@ -340,12 +342,13 @@ void launchAnySize(uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx,
 }
 
 template <bool kColumns, class C = Cpx>
-void launchSigned(int sign, uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx, cudaStream_t stream) {
+void launchSigned(int sign, uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx, cudaStream_t stream,
+                  uint32_t split = 0) {
   ensureTwiddles(stream);
   if (sign > 0)
-    launchAnySize<1, kColumns, kComplex, C>(n, in, out, lines, nx, stream);
+    launchAnySize<1, kColumns, kComplex, C>(n, in, out, lines, nx, stream, split);
   else
-    launchAnySize<-1, kColumns, kComplex, C>(n, in, out, lines, nx, stream);
+    launchAnySize<-1, kColumns, kComplex, C>(n, in, out, lines, nx, stream, split);
 }
 
 }  // namespace
@@ -378,10 +381,12 @@ void launchFftRowsDouble(const void* in, void* out, uint32_t n, uint64_t rows, i
                             static_cast<cudaStream_t>(streamPtr));
 }
 
-void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* streamPtr) {
+void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* streamPtr,
+                            uint32_t columns) {
   if (arrays == 0 || nx == 0) return;
-  launchSigned<true, CpxD>(sign, ny, static_cast<const CpxD*>(data), static_cast<CpxD*>(data), arrays * nx, nx,
-                           static_cast<cudaStream_t>(streamPtr));
+  const uint32_t perArray = columns == 0 || columns > nx ? nx : columns;
+  launchSigned<true, CpxD>(sign, ny, static_cast<const CpxD*>(data), static_cast<CpxD*>(data), arrays * perArray, nx,
+                           static_cast<cudaStream_t>(streamPtr), perArray == nx ? 0 : perArray);
 }
 
 void launchFft2dC2R(void* inPtr, void* outPtr, uint32_t nx, uint32_t ny, uint64_t arrays, void* streamPtr) {

@@ -19,7 +19,9 @@ void launchFftColumns(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int
 // The same in double precision (double2 points), lines of 2..8192 points: hfterrain's fields, whose
 // sea level must fall where FFTW's double field puts it (gpu/spectral_field.h).
 void launchFftRowsDouble(const void* in, void* out, uint32_t n, uint64_t rows, int sign, void* stream);
-void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* stream);
+// columns != 0: only the first `columns` columns of each array (the rest is left as it is).
+void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* stream,
+                            uint32_t columns = 0);
 constexpr int kFftMaxDoubleSize = 8192;
 // fft.h's fft2dC2RAsync: the columns of `in` (ny x (nx / 2 + 1) complex, `arrays` of them) in
 // place, then the real rows into `out`; columns of 8192 points or more in two passes of shorter

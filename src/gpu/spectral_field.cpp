@@ -1,5 +1,5 @@
 // spectral_field.cpp - hfterrain's fields on the GPU (spectral_field.h): sizes, memory, the
-// launches in order (spectrum, rows, columns, crop) on one stream, and the copy back.
+// launches in order (spectrum, columns, rows, crop) on one stream, and the copy back.
 #include "gpu/spectral_field.h"
 
 #include <stdexcept>
@@ -32,9 +32,11 @@ void transformRows(double2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign,
   if (r > 1) detail::launchRadixStep(grid, r, n2, m, m, 1, sign, s);
   detail::launchFftRowsDouble(grid, grid, n2, uint64_t(m) * r, sign, s);
 }
-void transformColumns(double2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
-  if (r > 1) detail::launchRadixStep(grid, r, n2, m, 1, m, sign, s);
-  detail::launchFftColumnsDouble(grid, m, n2, r, sign, s);
+// Only the first `columns` columns: the spectrum is 0 right of m / 2, and so are those columns'
+// transforms.
+void transformColumns(double2* grid, uint32_t m, uint32_t r, uint32_t n2, uint32_t columns, int sign, cudaStream_t s) {
+  if (r > 1) detail::launchRadixStep(grid, r, n2, columns, 1, m, sign, s);
+  detail::launchFftColumnsDouble(grid, m, n2, r, sign, s, columns);
 }
 
 }  // namespace
@@ -77,8 +79,9 @@ bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<doub
     Event start, done;
     start.record(stream);
     detail::launchSpectrumFill(grid.get(), spec, stream.get());
+    // Columns first, where the zero right half of the spectrum needs no transform; then rows.
+    transformColumns(grid.get(), uint32_t(m), r, n2, uint32_t(m / 2 + 1), inverse, stream);
     transformRows(grid.get(), uint32_t(m), r, n2, inverse, stream);
-    transformColumns(grid.get(), uint32_t(m), r, n2, inverse, stream);
     detail::launchCropReal(grid.get(), cropped.get(), uint32_t(m), r, n2, uint32_t(tile), stream.get());
     done.record(stream);
     out.resize(crop);

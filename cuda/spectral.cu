@@ -75,11 +75,12 @@ __device__ inline uint32_t fourStepPos(uint32_t i, uint32_t r, uint32_t n2) {
   return r == 1 ? i : (i % r) * n2 + i / r;
 }
 
-// x: the output column, y: the output row.
-__global__ void cropReal(const double2* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile) {
+// x: the output column, y: the output row; rows were split r x n2, columns rc x nc.
+__global__ void cropReal(const double2* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t rc,
+                         uint32_t nc, uint32_t tile) {
   const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
   if (x >= tile) return;
-  out[uint64_t(y) * tile + x] = grid[uint64_t(fourStepPos(y, r, n2)) * m + fourStepPos(x, r, n2)].x;
+  out[uint64_t(y) * tile + x] = grid[uint64_t(fourStepPos(y, rc, nc)) * m + fourStepPos(x, r, n2)].x;
 }
 
 }  // namespace
@@ -102,9 +103,10 @@ void launchRadixStep(void* grid, uint32_t r, uint32_t n2, uint64_t lines, uint64
   CUDA_CHECK(cudaGetLastError());
 }
 
-void launchCropReal(const void* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t tile, void* stream) {
+void launchCropReal(const void* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t rc, uint32_t nc,
+                    uint32_t tile, void* stream) {
   cropReal<<<grid2d(tile, tile), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const double2*>(grid),
-                                                                                    out, m, r, n2, tile);
+                                                                                    out, m, r, n2, rc, nc, tile);
   CUDA_CHECK(cudaGetLastError());
 }
 

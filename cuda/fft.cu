@@ -56,7 +56,18 @@ enum Mode : int {
   kRealForward = 1,  // rows of 2N reals in, N + 1 complex out (forward)
   kRealInverse = 2,  // rows of N + 1 complex in, 2N reals out (inverse)
   kColumnsTwiddled = 3,  // columns, each output multiplied by a four-step twiddle (see launchFft2dC2R)
+  kRowsCroppedReal = 4,  // rows whose real parts go straight into a crop (CroppedReal)
 };
+
+// Where kRowsCroppedReal rows put their outputs: the m x m array's rows were split r x n2 (a line
+// of the launch is sub-line k1 of stored row s: line = s r + k1, its output k2 is column
+// x = k1 + r k2) and its columns rc x nc (stored row s is row y = (s mod nc) rc + s / nc); the real
+// part of (y, x) goes to out[y tile + x] when both are below tile (gpu/spectral_field.h's crop).
+struct CroppedReal {
+  double* out = nullptr;
+  uint32_t tile = 0, r = 1, rc = 1, nc = 1;
+};
+
 
 // Programmatic dependent launch (sm_90): a kernel waits for the grid before it in the stream
 // (its results visible) before its first load, and lets the next grid be launched at once so
@@ -77,9 +88,26 @@ __device__ __forceinline__ void allowNextGrid() {
 // at or past `lines` take part in the barriers only. Shared memory: L lines of P::kPadded points.
 template <class P, int S, bool kColumns, int kMode, class C>
 __device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split,
+                                               const CroppedReal& crop,
                                                uint64_t first,
                                                uint32_t t, uint32_t lineInBlock, uint32_t L, C* smem) {
-  static_assert(kMode == kComplex || sizeof(C) == sizeof(Cpx), "real transforms in float only");
+  static_assert(kMode == kComplex || kMode == kRowsCroppedReal || sizeof(C) == sizeof(Cpx),
+                "real transforms in float only");
+  static_assert(kMode != kRowsCroppedReal || (!kColumns && sizeof(C) == sizeof(CpxD)), "cropped rows: double rows");
+  // kRowsCroppedReal: output k2 of this line goes to crop.out[cropRow + k1 + r k2] (cropRow < 0:
+  // the row is outside the crop).
+  int64_t cropRow = -1;
+  uint32_t cropK1 = 0;
+  if constexpr (kMode == kRowsCroppedReal) {
+    const uint64_t stored = first + lineInBlock < lines ? (first + lineInBlock) / crop.r : uint64_t(-1) / 2;
+    cropK1 = uint32_t((first + lineInBlock) - stored * crop.r);
+    const uint64_t y = (stored % crop.nc) * crop.rc + stored / crop.nc;  // huge for lines past the end
+    if (y < crop.tile) cropRow = int64_t(y * crop.tile + cropK1);
+  }
+  auto storeCropped = [&](uint32_t k2, const C& value) {
+    const uint32_t x = cropK1 + crop.r * k2;
+    if (cropRow >= 0 && x < crop.tile) crop.out[uint64_t(cropRow) + uint64_t(crop.r) * k2] = value.x;
+  };
   static_assert(kMode == kComplex || (kMode == kColumnsTwiddled) == kColumns, "real transforms are row transforms");
   constexpr uint32_t N = P::T * uint32_t(P::R);
   constexpr int R = P::R;
@@ -138,6 +166,9 @@ __device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lin
         for (int m = 0; m < R; ++m)
           out[outBase + m] = realForwardOutput(v[m], v[(R - m) & (R - 1)], uint32_t(m), N, gFftHalfTwiddles);
         out[outBase + N] = Cpx{v[0].x - v[0].y, 0.0f};
+      } else if constexpr (kMode == kRowsCroppedReal) {
+#pragma unroll
+        for (int m = 0; m < R; ++m) storeCropped(uint32_t(m), v[m]);
       } else {
 #pragma unroll
         for (int m = 0; m < R; ++m) out[outBase + uint64_t(m) * stride] = v[m];
@@ -186,8 +217,13 @@ __device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lin
               v[m] = cmul(v[m], w);
             }
           }
+          if constexpr (kMode == kRowsCroppedReal) {
 #pragma unroll
-          for (int m = 0; m < R; ++m) out[outBase + (t + T * uint32_t(m)) * stride] = v[m];
+            for (int m = 0; m < R; ++m) storeCropped(t + T * uint32_t(m), v[m]);
+          } else {
+#pragma unroll
+            for (int m = 0; m < R; ++m) out[outBase + (t + T * uint32_t(m)) * stride] = v[m];
+          }
         }
       } else {
         barrier();
@@ -201,12 +237,12 @@ __device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lin
 
 template <class P, int S, bool kColumns, int kMode, class C>
 __global__ void __launch_bounds__(maxThreadsFor<P, kColumns>())
-    fftLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split) {
+    fftLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, const CroppedReal crop) {
   extern __shared__ __align__(16) unsigned char smemBytes[];
   C* smem = reinterpret_cast<C*>(smemBytes);
   waitForPreviousGrid();
   const uint32_t L = kColumns ? blockDim.x : blockDim.y;
-  transformLines<P, S, kColumns, kMode, C>(in, out, lines, nx, split, uint64_t(blockIdx.x) * L,
+  transformLines<P, S, kColumns, kMode, C>(in, out, lines, nx, split, crop, uint64_t(blockIdx.x) * L,
                                         kColumns ? threadIdx.y : threadIdx.x, kColumns ? threadIdx.x : threadIdx.y, L,
                                         smem);
 }
@@ -301,41 +337,43 @@ void launchAfterPreviousGrid(void (*kernel)(Params...), dim3 grid, dim3 block, s
 }
 
 template <class P, int S, bool kColumns, int kMode, class C>
-void launchLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
+void launchLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream,
+                 const CroppedReal& crop = {}) {
   const uint32_t L = linesPerBlock<P, kColumns, C>(lines);
   const dim3 block = kColumns ? dim3(L, P::T) : dim3(P::T, L);
   const size_t bytes = P::kPasses == 1 ? 0 : size_t(L) * (kColumns ? P::kColumnPadded : P::kPadded) * sizeof(C);
   const uint64_t blocks = (lines + L - 1) / L;
   auto* kernel = &fftLines<P, S, kColumns, kMode, C>;
   allowSharedMemory(reinterpret_cast<const void*>(kernel), bytes);
-  launchAfterPreviousGrid(kernel, dim3(unsigned(blocks)), block, bytes, stream, in, out, lines, nx, split);
+  launchAfterPreviousGrid(kernel, dim3(unsigned(blocks)), block, bytes, stream, in, out, lines, nx, split, crop);
 }
 
 template <uint32_t N, int S, bool kColumns, int kMode, class C = Cpx>
-void launchLinesOfSize(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream) {
-  launchLines<FftPlan<N>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+void launchLinesOfSize(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream,
+                       const CroppedReal& crop = {}) {
+  launchLines<FftPlan<N>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
 }
 
 template <int S, bool kColumns, int kMode = kComplex, class C = Cpx>
 void launchAnySize(uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx, cudaStream_t stream,
-                   uint32_t split = 0) {
+                   uint32_t split = 0, const CroppedReal& crop = {}) {
   switch (n) {
-    case 2: return launchLinesOfSize<2, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 4: return launchLinesOfSize<4, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 8: return launchLinesOfSize<8, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 16: return launchLinesOfSize<16, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 32: return launchLinesOfSize<32, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 64: return launchLinesOfSize<64, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 128: return launchLinesOfSize<128, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 256: return launchLinesOfSize<256, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 512: return launchLinesOfSize<512, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 1024: return launchLinesOfSize<1024, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 2048: return launchLinesOfSize<2048, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 4096: return launchLinesOfSize<4096, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
-    case 8192: return launchLinesOfSize<8192, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+    case 2: return launchLinesOfSize<2, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 4: return launchLinesOfSize<4, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 8: return launchLinesOfSize<8, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 16: return launchLinesOfSize<16, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 32: return launchLinesOfSize<32, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 64: return launchLinesOfSize<64, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 128: return launchLinesOfSize<128, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 256: return launchLinesOfSize<256, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 512: return launchLinesOfSize<512, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 1024: return launchLinesOfSize<1024, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 2048: return launchLinesOfSize<2048, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 4096: return launchLinesOfSize<4096, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 8192: return launchLinesOfSize<8192, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
     case 16384:
       if constexpr (kMode == kComplex)
-        return launchLinesOfSize<16384, S, kColumns, kMode, C>(in, out, lines, nx, split, stream);
+        return launchLinesOfSize<16384, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
       return;
     default: return;  // fft.cpp has checked the size
   }
@@ -387,6 +425,24 @@ void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t array
   const uint32_t perArray = columns == 0 || columns > nx ? nx : columns;
   launchSigned<true, CpxD>(sign, ny, static_cast<const CpxD*>(data), static_cast<CpxD*>(data), arrays * perArray, nx,
                            static_cast<cudaStream_t>(streamPtr), perArray == nx ? 0 : perArray);
+}
+
+void launchFftRowsDoubleToCroppedReal(void* grid, uint32_t n, uint64_t rows, int sign, double* out, uint32_t tile,
+                                      uint32_t r, uint32_t rc, uint32_t nc, void* streamPtr) {
+  if (rows == 0) return;
+  const cudaStream_t stream = static_cast<cudaStream_t>(streamPtr);
+  ensureTwiddles(stream);
+  CroppedReal crop;
+  crop.out = out;
+  crop.tile = tile;
+  crop.r = r;
+  crop.rc = rc;
+  crop.nc = nc;
+  auto* g = static_cast<CpxD*>(grid);
+  if (sign > 0)
+    launchAnySize<1, false, kRowsCroppedReal, CpxD>(n, g, g, rows, n, stream, 0, crop);
+  else
+    launchAnySize<-1, false, kRowsCroppedReal, CpxD>(n, g, g, rows, n, stream, 0, crop);
 }
 
 void launchFft2dC2R(void* inPtr, void* outPtr, uint32_t nx, uint32_t ny, uint64_t arrays, void* streamPtr) {

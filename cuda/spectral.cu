@@ -1,7 +1,7 @@
 // spectral.cu - the kernels of hfterrain's GPU fields (host API src/gpu/spectral_field.h): the
 // weighted random spectrum, the radix-r step that splits lines too long for one block's shared
-// memory, and the crop of the real part, all in double precision. The FFT passes themselves are
-// cuda/fft.cu's (their double instances).
+// memory, all in double precision. The FFT passes themselves, and the crop of the real part fused
+// into the last one, are cuda/fft.cu's (their double instances).
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -71,18 +71,6 @@ __global__ void radixStep(double2* grid, uint32_t r, uint32_t n2, uint32_t lines
   }
 }
 
-__device__ inline uint32_t fourStepPos(uint32_t i, uint32_t r, uint32_t n2) {
-  return r == 1 ? i : (i % r) * n2 + i / r;
-}
-
-// x: the output column, y: the output row; rows were split r x n2, columns rc x nc.
-__global__ void cropReal(const double2* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t rc,
-                         uint32_t nc, uint32_t tile) {
-  const uint32_t x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
-  if (x >= tile) return;
-  out[uint64_t(y) * tile + x] = grid[uint64_t(fourStepPos(y, rc, nc)) * m + fourStepPos(x, r, n2)].x;
-}
-
 }  // namespace
 
 dim3 grid2d(uint64_t fast, uint64_t slow) {
@@ -100,13 +88,6 @@ void launchRadixStep(void* grid, uint32_t r, uint32_t n2, uint64_t lines, uint64
   const bool lineFastest = lineStride < pointStride;
   radixStep<<<lineFastest ? grid2d(lines, n2) : grid2d(n2, lines), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<double2*>(grid), r, n2, uint32_t(lines), lineStride, pointStride, sign);
-  CUDA_CHECK(cudaGetLastError());
-}
-
-void launchCropReal(const void* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t rc, uint32_t nc,
-                    uint32_t tile, void* stream) {
-  cropReal<<<grid2d(tile, tile), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const double2*>(grid),
-                                                                                    out, m, r, n2, rc, nc, tile);
   CUDA_CHECK(cudaGetLastError());
 }
 

@@ -23,6 +23,12 @@ void launchFftRowsDouble(const void* in, void* out, uint32_t n, uint64_t rows, i
 void launchFftColumnsDouble(void* data, uint32_t nx, uint32_t ny, uint64_t arrays, int sign, void* stream,
                             uint32_t columns = 0);
 constexpr int kFftMaxDoubleSize = 8192;
+// Double rows whose results are only wanted as the real parts of a crop (spectral_field.cpp):
+// `rows` lines of n points of `grid` (a row of m = r n points split r ways: line s r + k1 holds
+// columns k1 + r k2), the lines' stored rows s being rows (s mod nc) rc + s / nc; the real part of
+// every (row, column) below `tile` goes to out[row tile + column]. `grid` is left undefined.
+void launchFftRowsDoubleToCroppedReal(void* grid, uint32_t n, uint64_t rows, int sign, double* out, uint32_t tile,
+                                      uint32_t r, uint32_t rc, uint32_t nc, void* stream);
 // fft.h's fft2dC2RAsync: the columns of `in` (ny x (nx / 2 + 1) complex, `arrays` of them) in
 // place, then the real rows into `out`; columns of 8192 points or more in two passes of shorter
 // ones (four-step), read back in order by the row pass.

@@ -1,5 +1,5 @@
 // spectral_field.cpp - hfterrain's fields on the GPU (spectral_field.h): sizes, memory, the
-// launches in order (spectrum, columns, rows, crop) on one stream, and the copy back.
+// launches in order (spectrum, columns, rows into the crop) on one stream, and the copy back.
 #include "gpu/spectral_field.h"
 
 #include <stdexcept>
@@ -29,9 +29,12 @@ bool split(int m, uint32_t& r, uint32_t& n2, int maxLine = kMaxLine) {
 }
 
 // One dimension's transforms of the m x m array: rows (pointStride 1) or columns.
-void transformRows(double2* grid, uint32_t m, uint32_t r, uint32_t n2, int sign, cudaStream_t s) {
+// The rows last, their real parts stored straight into the crop (rows of the array are the crop's
+// rows through the columns' split rc x nc).
+void transformRowsIntoCrop(double2* grid, uint32_t m, uint32_t r, uint32_t n2, uint32_t rc, uint32_t nc, int sign,
+                           double* crop, uint32_t tile, cudaStream_t s) {
   if (r > 1) detail::launchRadixStep(grid, r, n2, m, m, 1, sign, s);
-  detail::launchFftRowsDouble(grid, grid, n2, uint64_t(m) * r, sign, s);
+  detail::launchFftRowsDoubleToCroppedReal(grid, n2, uint64_t(m) * r, sign, crop, tile, r, rc, nc, s);
 }
 // Only the first `columns` columns: the spectrum is 0 right of m / 2, and so are those columns'
 // transforms.
@@ -90,8 +93,7 @@ bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<doub
     detail::launchSpectrumFill(grid.get(), spec, stream.get());
     // Columns first, where the zero right half of the spectrum needs no transform; then rows.
     transformColumns(grid.get(), uint32_t(m), rc, nc, uint32_t(m / 2 + 1), inverse, stream);
-    transformRows(grid.get(), uint32_t(m), r, n2, inverse, stream);
-    detail::launchCropReal(grid.get(), cropped.get(), uint32_t(m), r, n2, rc, nc, uint32_t(tile), stream.get());
+    transformRowsIntoCrop(grid.get(), uint32_t(m), r, n2, rc, nc, inverse, cropped.get(), uint32_t(tile), stream);
     done.record(stream);
     out.resize(crop);
     CUDA_CHECK(cudaMemcpyAsync(out.data(), cropped.get(), crop * sizeof(double), cudaMemcpyDeviceToHost, stream));

@@ -15,9 +15,5 @@ void launchSpectrumFill(void* grid, const hfspectral::FieldSpec& spec, void* str
 // j2, n2 + j2, ..., times the twiddles exp(sign 2 pi i j2 k1 / m), stored at k1 n2 + j2.
 void launchRadixStep(void* grid, uint32_t r, uint32_t n2, uint64_t lines, uint64_t lineStride, uint64_t pointStride,
                      int sign, void* stream);
-// out[y tile + x] = Re grid[pos(y; rc, nc) m + pos(x; r, n2)], pos(i; r, n) = (i % r) n + i / r (r = 1: i):
-// the rows were split r x n2, the columns rc x nc.
-void launchCropReal(const void* grid, double* out, uint32_t m, uint32_t r, uint32_t n2, uint32_t rc, uint32_t nc,
-                    uint32_t tile, void* stream);
 
 }  // namespace hfgpu::detail

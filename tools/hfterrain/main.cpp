@@ -62,8 +62,8 @@ int parseArgs(int argc, char** argv, Args& a) {
       ->default_val(a.terrain.seaFraction);
   app.add_option("--device", a.device,
                  "where the two spectral fields (FFTs) are made: cpu (FFTW, the reference), cuda (the GPU: the "
-                 "same spectrum, float FFTs; the heights agree with cpu's to rounding) or auto (cuda when this "
-                 "build has it and a CUDA device is there, else cpu)")
+                 "same spectrum and double-precision FFTs: the same heights as cpu's) or auto (cuda when this build "
+                 "has it and a CUDA device is there, else cpu; cpu too when the GPU has too little memory)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->default_val(a.device);
   app.add_option("--imagery", a.imagery,
@@ -219,7 +219,15 @@ int main(int argc, char** argv) {
   }
   std::vector<uint16_t> heights;
   std::string why;
-  if (!hfterrain::synthesizeTerrain(args.terrain, heights, &why, progress)) return error(why);
+  if (!hfterrain::synthesizeTerrain(args.terrain, heights, &why, progress)) {
+    // auto: a GPU that cannot make the field (too little device memory: 16 m^2 bytes for an m x m
+    // grid) leaves it to the CPU, whose heights are the same sample for sample.
+    if (args.device != "auto" || args.terrain.device != hfterrain::FieldDevice::Cuda || why.rfind("GPU", 0) != 0)
+      return error(why);
+    if (!args.quiet) std::fprintf(stderr, "\nhfterrain: %s; making the fields on the CPU instead\n", why.c_str());
+    args.terrain.device = hfterrain::FieldDevice::Cpu;
+    if (!hfterrain::synthesizeTerrain(args.terrain, heights, &why, progress)) return error(why);
+  }
 
   int status = 0;
   if (!args.imagery.empty()) {  // before the heights are moved into the .hfr writer

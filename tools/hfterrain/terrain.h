@@ -39,8 +39,8 @@
 namespace hfterrain {
 
 // Where the two spectral fields (step 1 and the detail of step 5) are synthesised: FFTW on the
-// CPU (the reference), or the GPU (gpu/spectral_field.h: the same spectrum, float FFTs; builds
-// with CUDA only). The rest runs on the CPU either way.
+// CPU (the reference), or the GPU (gpu/spectral_field.h: the same spectrum, double-precision
+// FFTs, so the same heights; builds with CUDA only). The rest runs on the CPU either way.
 enum class FieldDevice { Cpu, Cuda };
 
 // Whether this build can synthesise fields on the GPU (HFTERRAIN_CUDA) and a device is there.

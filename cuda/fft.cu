@@ -44,10 +44,28 @@ __device__ __forceinline__ const C* twiddlesFor() {
 constexpr unsigned kMaxThreads = 1024;
 constexpr unsigned kRowThreads = 128;  // threads of a block of short rows (measured: 128 > 256)
 
-template <class P, bool kColumns>
+constexpr size_t kColumnBlockBytes = 140 * 1024;  // shared memory of a block of columns, at most
+
+// The most columns a block of P's columns (points C) holds: 16 (128-byte row segments of floats)
+// where shared memory and 1024 threads allow, fewer for long lines.
+template <class P, class C>
+constexpr uint32_t maxColumnsPerBlock() {
+  const size_t lineBytes = P::kPasses == 1 ? 0 : size_t(P::kColumnPadded) * sizeof(C);
+  uint32_t L = 16;
+  while (L > 1 && (L * lineBytes > kColumnBlockBytes || L * P::T > kMaxThreads)) L /= 2;
+  return L;
+}
+
+// The launch bound: rows T x L with T L <= kRowThreads unless one line alone needs more; float
+// columns 1024 (64 registers a thread: the measured configuration); double columns the largest
+// block they get (512 threads for the long ones: 128 registers instead of 64, which spilled 1 KiB
+// a thread).
+template <class P, bool kColumns, class C>
 constexpr unsigned maxThreadsFor() {
-  // Rows: T x L with T L <= kRowThreads unless one line alone needs more; columns: up to 1024.
-  return kColumns ? kMaxThreads : (P::T > kRowThreads ? P::T : kRowThreads);
+  if constexpr (kColumns)
+    return sizeof(C) == sizeof(Cpx) ? kMaxThreads : maxColumnsPerBlock<P, C>() * P::T;
+  else
+    return P::T > kRowThreads ? P::T : kRowThreads;
 }
 
 // What a row kernel does besides the complex FFT of its N points (fft_core.h, "real transforms").
@@ -236,7 +254,7 @@ __device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lin
 }
 
 template <class P, int S, bool kColumns, int kMode, class C>
-__global__ void __launch_bounds__(maxThreadsFor<P, kColumns>())
+__global__ void __launch_bounds__(maxThreadsFor<P, kColumns, C>())
     fftLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, const CroppedReal crop) {
   extern __shared__ __align__(16) unsigned char smemBytes[];
   C* smem = reinterpret_cast<C*>(smemBytes);
@@ -292,12 +310,10 @@ constexpr uint32_t kFourStepColumns = 8192;  // C2R columns from this length on:
 template <class P, bool kColumns, class C>
 uint32_t linesPerBlock(uint64_t lines) {
   const uint64_t busy = 2 * uint64_t(multiprocessors());
-  const size_t lineBytes = P::kPasses == 1 ? 0 : size_t(kColumns ? P::kColumnPadded : P::kPadded) * sizeof(C);
   uint32_t L;
   if constexpr (kColumns) {
     // Measured on the H100 (hfbench fft): wider row segments beat more blocks per SM, down to 8.
-    L = 16;
-    while (L > 1 && (L * lineBytes > 140 * 1024 || L * P::T > kMaxThreads)) L /= 2;
+    L = maxColumnsPerBlock<P, C>();
     while (L > 8 && (lines + L - 1) / L < busy) L /= 2;
   } else {
     const uint32_t minimum = P::T >= 32 ? 1 : 32 / P::T;
@@ -318,11 +334,11 @@ bool programmaticLaunchAvailable() {
   return available;
 }
 
-// Every launch asks for programmatic stream serialisation (waitForPreviousGrid above) where the
-// device has it (sm_90 on); elsewhere it is a plain launch.
+// A launch with programmatic stream serialisation (waitForPreviousGrid above) where `programmatic`
+// (the device and the kernel's code have it: sm_90 on); otherwise a plain launch.
 template <class... Params, class... Args>
 void launchAfterPreviousGrid(void (*kernel)(Params...), dim3 grid, dim3 block, size_t bytes, cudaStream_t stream,
-                             Args... args) {
+                             bool programmatic, Args... args) {
   cudaLaunchAttribute attribute;
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -332,7 +348,7 @@ void launchAfterPreviousGrid(void (*kernel)(Params...), dim3 grid, dim3 block, s
   config.dynamicSmemBytes = bytes;
   config.stream = stream;
   config.attrs = &attribute;
-  config.numAttrs = programmaticLaunchAvailable() ? 1 : 0;
+  config.numAttrs = programmatic ? 1 : 0;
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, Params(args)...));
 }
 
@@ -345,7 +361,15 @@ void launchLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t spli
   const uint64_t blocks = (lines + L - 1) / L;
   auto* kernel = &fftLines<P, S, kColumns, kMode, C>;
   allowSharedMemory(reinterpret_cast<const void*>(kernel), bytes);
-  launchAfterPreviousGrid(kernel, dim3(unsigned(blocks)), block, bytes, stream, in, out, lines, nx, split, crop);
+  // Programmatic only where the kernel's code has the griddepcontrol instructions (built for sm_90
+  // on; a JIT of older PTX on an H100 would not wait): per kernel, once.
+  static const bool programmatic = [&] {
+    cudaFuncAttributes attributes{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)));
+    return programmaticLaunchAvailable() && attributes.ptxVersion >= 90 && attributes.binaryVersion >= 90;
+  }();
+  launchAfterPreviousGrid(kernel, dim3(unsigned(blocks)), block, bytes, stream, programmatic, in, out, lines, nx, split,
+                          crop);
 }
 
 template <uint32_t N, int S, bool kColumns, int kMode, class C = Cpx>
@@ -372,7 +396,8 @@ void launchAnySize(uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx,
     case 4096: return launchLinesOfSize<4096, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
     case 8192: return launchLinesOfSize<8192, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
     case 16384:
-      if constexpr (kMode == kComplex)
+      // A 16384-point line of doubles would need 278 KiB of shared memory.
+      if constexpr (kMode == kComplex && sizeof(C) == sizeof(Cpx))
         return launchLinesOfSize<16384, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
       return;
     default: return;  // fft.cpp has checked the size

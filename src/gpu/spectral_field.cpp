@@ -2,6 +2,7 @@
 // launches in order (spectrum, columns, rows into the crop) on one stream, and the copy back.
 #include "gpu/spectral_field.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "gpu/cuda_util.h"
@@ -92,7 +93,10 @@ bool spectralField(const hfspectral::FieldSpec& spec, int tile, std::vector<doub
     start.record(stream);
     detail::launchSpectrumFill(grid.get(), spec, stream.get());
     // Columns first, where the zero right half of the spectrum needs no transform; then rows.
-    transformColumns(grid.get(), uint32_t(m), rc, nc, uint32_t(m / 2 + 1), inverse, stream);
+    // m / 2 + 1 columns, rounded up to 16 (m is a multiple of 16): groups of L columns then start on
+    // whole sectors in every array; the extra columns are zero, and so are their transforms.
+    const uint32_t columns = std::min(uint32_t(m), (uint32_t(m / 2 + 1) + 15u) & ~15u);
+    transformColumns(grid.get(), uint32_t(m), rc, nc, columns, inverse, stream);
     transformRowsIntoCrop(grid.get(), uint32_t(m), r, n2, rc, nc, inverse, cropped.get(), uint32_t(tile), stream);
     done.record(stream);
     out.resize(crop);

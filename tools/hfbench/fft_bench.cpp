@@ -489,7 +489,7 @@ std::string dimsText(const std::vector<int>& d) {
 int runFftCommand(int argc, char** argv) {
   std::string jsonPath, note;
   int repeat = 20, threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  bool quick = false, quiet = false, gpuOnly = false;
+  bool quick = false, quiet = false, gpuOnly = false, terrainOnly = false;
   CLI::App app{kUsage, "hfbench fft"};
   app.add_option("--json", jsonPath, "the results file (OUT.json)")->required()->check(
       [](const std::string& v) { return v.empty() ? std::string("needs a file name") : std::string(); });
@@ -497,6 +497,8 @@ int runFftCommand(int argc, char** argv) {
   app.add_option("--threads", threads, "FFTW threads (default: all cores)")->check(CLI::Range(1, 1000))->default_val(threads);
   app.add_flag("--quick", quick, "tiny cases only (tests)");
   app.add_flag("--gpu-only", gpuOnly, "own kernels and cuFFT only: no FFTW, no terrain (tuning)");
+  app.add_flag("--terrain-only", terrainOnly, "the terrain field only: no transform cases, no ocean step (tuning)")
+      ->excludes("--gpu-only");
   app.add_option("--note", note, "a note for the results file (e.g. the commit)");
   app.add_flag("-q", quiet, "no table on stdout");
   int status = 0;
@@ -511,7 +513,9 @@ int runFftCommand(int argc, char** argv) {
   }
 
   std::vector<Case> cases;
-  if (quick) {
+  if (terrainOnly) {
+    // no transform cases
+  } else if (quick) {
     cases.push_back(Case{{64}, 4});
     cases.push_back(Case{{32, 32}, 2});
     cases.push_back(Case{{64}, 4, Kind::R2C});
@@ -568,8 +572,9 @@ int runFftCommand(int argc, char** argv) {
     j.endObject();
   }
   j.endArray();
-  const double oceanMs = oceanStepMs(repeat, stream.get());
-  if (!quiet) std::printf("ocean step %d^2 (spectrum, 3 inverse 2D FFTs, surfaces): %.4f ms\n", kOceanBenchSize, oceanMs);
+  const double oceanMs = terrainOnly ? kNaN : oceanStepMs(repeat, stream.get());
+  if (!quiet && !terrainOnly)
+    std::printf("ocean step %d^2 (spectrum, 3 inverse 2D FFTs, surfaces): %.4f ms\n", kOceanBenchSize, oceanMs);
   if (std::isnan(oceanMs))
     j.key("ocean_step_ms").null();
   else

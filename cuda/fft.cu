@@ -86,7 +86,6 @@ struct CroppedReal {
   uint32_t tile = 0, r = 1, rc = 1, nc = 1;
 };
 
-
 // Programmatic dependent launch (sm_90): a kernel waits for the grid before it in the stream
 // (its results visible) before its first load, and lets the next grid be launched at once so
 // that its launch latency hides behind this one. No-ops where the launch had no such dependency.
@@ -103,35 +102,37 @@ __device__ __forceinline__ void allowNextGrid() {
 
 // Lines [first, first + L) of a launch, one per lineInBlock, thread t of each: every pass of the
 // line, from `in` to `out` (may alias: every load of a line comes before its first store). Lines
-// at or past `lines` take part in the barriers only. Shared memory: L lines of P::kPadded points.
+// at or past `lines` take part in the barriers only. Shared memory: L lines of P::kPadded points
+// (columns: P::kColumnPadded).
 template <class P, int S, bool kColumns, int kMode, class C>
 __device__ __forceinline__ void transformLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split,
-                                               const CroppedReal& crop,
-                                               uint64_t first,
-                                               uint32_t t, uint32_t lineInBlock, uint32_t L, C* smem) {
+                                               const CroppedReal& crop, uint64_t first, uint32_t t,
+                                               uint32_t lineInBlock, uint32_t L, C* smem) {
   static_assert(kMode == kComplex || kMode == kRowsCroppedReal || sizeof(C) == sizeof(Cpx),
                 "real transforms in float only");
   static_assert(kMode != kRowsCroppedReal || (!kColumns && sizeof(C) == sizeof(CpxD)), "cropped rows: double rows");
-  // kRowsCroppedReal: output k2 of this line goes to crop.out[cropRow + k1 + r k2] (cropRow < 0:
-  // the row is outside the crop).
-  int64_t cropRow = -1;
-  uint32_t cropK1 = 0;
-  if constexpr (kMode == kRowsCroppedReal) {
-    const uint64_t stored = first + lineInBlock < lines ? (first + lineInBlock) / crop.r : uint64_t(-1) / 2;
-    cropK1 = uint32_t((first + lineInBlock) - stored * crop.r);
-    const uint64_t y = (stored % crop.nc) * crop.rc + stored / crop.nc;  // huge for lines past the end
-    if (y < crop.tile) cropRow = int64_t(y * crop.tile + cropK1);
-  }
-  auto storeCropped = [&](uint32_t k2, const C& value) {
-    const uint32_t x = cropK1 + crop.r * k2;
-    if (cropRow >= 0 && x < crop.tile) crop.out[uint64_t(cropRow) + uint64_t(crop.r) * k2] = value.x;
-  };
   static_assert(kMode == kComplex || (kMode == kColumnsTwiddled) == kColumns, "real transforms are row transforms");
   constexpr uint32_t N = P::T * uint32_t(P::R);
   constexpr int R = P::R;
   constexpr uint32_t T = P::T;
   const uint64_t line = first + lineInBlock;
   const bool active = line < lines;
+  // kRowsCroppedReal: output k2 of this line goes to crop.out[cropRow + r k2] (cropRow < 0: the
+  // line is past the end or its row outside the crop).
+  int64_t cropRow = -1;
+  uint32_t cropK1 = 0;
+  if constexpr (kMode == kRowsCroppedReal) {
+    if (active) {
+      const uint64_t stored = line / crop.r;
+      cropK1 = uint32_t(line - stored * crop.r);
+      const uint64_t y = (stored % crop.nc) * crop.rc + stored / crop.nc;
+      if (y < crop.tile) cropRow = int64_t(y * crop.tile + cropK1);
+    }
+  }
+  auto storeCropped = [&](uint32_t k2, const C& value) {
+    const uint32_t x = cropK1 + crop.r * k2;
+    if (cropRow >= 0 && x < crop.tile) crop.out[uint64_t(cropRow) + uint64_t(crop.r) * k2] = value.x;
+  };
   uint64_t inBase, outBase, stride;
   if constexpr (kColumns) {  // column c of array a (each thread finds its own)
     // Plain columns: split != 0 transforms only the first `split` columns of each array.

@@ -46,10 +46,17 @@ class NginxServer {
     return "http://127.0.0.1:" + std::to_string(port_) + "/" + name;
   }
   // Requests served so far (lines of the access log).
+  // Requests served so far. nginx logs a request after it has sent the response, so a client can
+  // be done before its line is written: the count is read again until it has stayed the same for
+  // 50 ms (at most 2 s), or a request made just before would be counted after (a flaky test).
   size_t requests() const {
-    std::ifstream f(prefix_ + "/access.log");
-    size_t n = 0;
-    for (std::string line; std::getline(f, line);) ++n;
+    size_t n = loggedRequests();
+    for (int i = 0; i < 40; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      const size_t again = loggedRequests();
+      if (again == n) break;
+      n = again;
+    }
     return n;
   }
   std::string errorLog() const {
@@ -119,6 +126,13 @@ class NginxServer {
   }
 
  private:
+  size_t loggedRequests() const {
+    std::ifstream f(prefix_ + "/access.log");
+    size_t n = 0;
+    for (std::string line; std::getline(f, line);) ++n;
+    return n;
+  }
+
   static int freePort() {
     const int s = ::socket(AF_INET, SOCK_STREAM, 0);
     if (s < 0) return 0;

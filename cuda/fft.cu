@@ -373,33 +373,27 @@ void launchLines(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t spli
                           crop);
 }
 
-template <uint32_t N, int S, bool kColumns, int kMode, class C = Cpx>
-void launchLinesOfSize(const C* in, C* out, uint64_t lines, uint32_t nx, uint32_t split, cudaStream_t stream,
-                       const CroppedReal& crop = {}) {
-  launchLines<FftPlan<N>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-}
-
 template <int S, bool kColumns, int kMode = kComplex, class C = Cpx>
 void launchAnySize(uint32_t n, const C* in, C* out, uint64_t lines, uint32_t nx, cudaStream_t stream,
                    uint32_t split = 0, const CroppedReal& crop = {}) {
   switch (n) {
-    case 2: return launchLinesOfSize<2, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 4: return launchLinesOfSize<4, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 8: return launchLinesOfSize<8, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 16: return launchLinesOfSize<16, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 32: return launchLinesOfSize<32, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 64: return launchLinesOfSize<64, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 128: return launchLinesOfSize<128, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 256: return launchLinesOfSize<256, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 512: return launchLinesOfSize<512, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 1024: return launchLinesOfSize<1024, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 2048: return launchLinesOfSize<2048, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 4096: return launchLinesOfSize<4096, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
-    case 8192: return launchLinesOfSize<8192, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 2: return launchLines<FftPlan<2>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 4: return launchLines<FftPlan<4>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 8: return launchLines<FftPlan<8>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 16: return launchLines<FftPlan<16>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 32: return launchLines<FftPlan<32>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 64: return launchLines<FftPlan<64>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 128: return launchLines<FftPlan<128>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 256: return launchLines<FftPlan<256>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 512: return launchLines<FftPlan<512>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 1024: return launchLines<FftPlan<1024>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 2048: return launchLines<FftPlan<2048>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 4096: return launchLines<FftPlan<4096>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+    case 8192: return launchLines<FftPlan<8192>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
     case 16384:
       // A 16384-point line of doubles would need 278 KiB of shared memory.
       if constexpr (kMode == kComplex && sizeof(C) == sizeof(Cpx))
-        return launchLinesOfSize<16384, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
+        return launchLines<FftPlan<16384>, S, kColumns, kMode, C>(in, out, lines, nx, split, stream, crop);
       return;
     default: return;  // fft.cpp has checked the size
   }
@@ -492,10 +486,10 @@ void launchFft2dC2R(void* inPtr, void* outPtr, uint32_t nx, uint32_t ny, uint64_
   const uint32_t N1 = ny / N2;
   const uint64_t wide = uint64_t(N2) * columns;
   if (N1 == 64)
-    launchLinesOfSize<64, 1, true, kColumnsTwiddled>(in, in, arrays * wide, uint32_t(wide), columns, stream);
+    launchLines<FftPlan<64>, 1, true, kColumnsTwiddled, Cpx>(in, in, arrays * wide, uint32_t(wide), columns, stream);
   else
-    launchLinesOfSize<128, 1, true, kColumnsTwiddled>(in, in, arrays * wide, uint32_t(wide), columns, stream);
-  launchLinesOfSize<N2, 1, true, kComplex>(in, in, arrays * N1 * columns, columns, 0, stream);
+    launchLines<FftPlan<128>, 1, true, kColumnsTwiddled, Cpx>(in, in, arrays * wide, uint32_t(wide), columns, stream);
+  launchLines<FftPlan<N2>, 1, true, kComplex, Cpx>(in, in, arrays * N1 * columns, columns, 0, stream);
   launchAnySize<1, false, kRealInverse>(nx / 2, in, out, arrays * ny, ny, stream, N1);
 }
 

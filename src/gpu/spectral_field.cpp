@@ -29,8 +29,7 @@ bool split(int m, uint32_t& r, uint32_t& n2, int maxLine = kMaxLine) {
   return r >= 1 && r <= 6 && uint64_t(r) * p == uint64_t(m) && p >= 16;  // columns in groups of 16
 }
 
-// One dimension's transforms of the m x m array: rows (pointStride 1) or columns.
-// The rows last, their real parts stored straight into the crop (rows of the array are the crop's
+// The m x m array's transforms, columns first. The rows last, their real parts stored straight into the crop (rows of the array are the crop's
 // rows through the columns' split rc x nc).
 void transformRowsIntoCrop(double2* grid, uint32_t m, uint32_t r, uint32_t n2, uint32_t rc, uint32_t nc, int sign,
                            double* crop, uint32_t tile, cudaStream_t s) {

@@ -377,7 +377,9 @@ struct OceanShot {
   std::vector<uint8_t> px;
 };
 
-OceanShot oceanShot(const std::string& device, double seconds) {
+// The ocean drawn at `seconds`: synchronous fields, or with `previous` >= 0 as a running viewer
+// draws them (not synchronous), after a frame at `previous`.
+OceanShot oceanShot(const std::string& device, double seconds, double previous = -1) {
   OceanShot o;
   std::string error, note;
   if (!context(error)) {
@@ -399,7 +401,7 @@ OceanShot oceanShot(const std::string& device, double seconds) {
   rs.height = kH;
   rs.tau = 2;
   rs.ocean = true;
-  rs.oceanSynchronous = true;
+  rs.oceanSynchronous = previous < 0;
   rs.oceanDevice = device;
   auto renderer = hfr::Renderer::create(archive, *strategy, rs, error);
   if (!renderer) {
@@ -419,6 +421,10 @@ OceanShot oceanShot(const std::string& device, double seconds) {
   for (int i = 0; i < 4000 && !(i > 0 && renderer->settled()); ++i) {
     renderer->stream(cam);
     if (i > 100) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (previous >= 0) {
+    renderer->setTime(previous);
+    renderer->frame(cam);
   }
   renderer->setTime(seconds);
   renderer->frame(cam);
@@ -449,6 +455,22 @@ TEST(StrategyParity, CudaOceanEqualsCpuOcean) {
   size_t moved = 0;
   for (size_t i = 0; i < cuda.px.size(); ++i) moved += later.px[i] != cuda.px[i];
   EXPECT_GT(double(moved), 0.01 * double(cuda.px.size())) << "the water does not move";
+}
+
+// A running viewer's CUDA ocean computes a frame's fields at the start of that frame
+// (OceanFields::prepare, before GL has the frame's work) and draws them in the same frame, not a
+// frame late: the second of two frames shows exactly what a synchronous frame at its time shows.
+TEST(StrategyParity, CudaOceanFrameShowsItsOwnTime) {
+  const OceanShot synchronous = oceanShot("cuda", 3.5);
+  if (!synchronous.skip.empty()) GTEST_SKIP() << synchronous.skip;
+  if (synchronous.device != "cuda") GTEST_SKIP() << "the ocean fell back to " << synchronous.device;
+  const OceanShot running = oceanShot("cuda", 3.5, 2.0);
+  ASSERT_TRUE(running.skip.empty()) << running.skip;
+  ASSERT_EQ(running.device, "cuda");
+  ASSERT_EQ(running.px.size(), synchronous.px.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < running.px.size(); ++i) differ += running.px[i] != synchronous.px[i];
+  EXPECT_EQ(differ, 0u) << "the running frame does not show the fields of its own time";
 }
 
 }  // namespace

@@ -43,16 +43,17 @@ class CudaOceanFields final : public OceanFields {
   double patchMetres() const override { return patch_; }
 
   // Synchronous (tests, screenshots, the first frame): the front texture gets the fields of
-  // `seconds` and is drawn at once. Otherwise the texture written during the previous frame
-  // becomes the front one (a frame late, like the CPU worker's) and the other one is written for
-  // `seconds` while GL draws: CUDA never writes a texture GL is about to sample in the same
-  // frame, so neither waits for the other.
+  // `seconds` and is drawn at once. After a prepare() the slot it wrote becomes the front one.
+  // Otherwise the texture written during the previous frame becomes the front one (a frame late,
+  // like the CPU worker's) and the other one is written for `seconds` while GL draws. CUDA never
+  // writes a texture GL samples in the same frame after it: neither waits for the other.
   bool update(double seconds, bool synchronous) override {
     adoptSpectrum(synchronous);
     if (synchronous || !slots_[front_].written) {
       write(slots_[front_], seconds);
       glGenerateTextureMipmap(slots_[front_].texture);
       slots_[1 - front_].written = false;
+      prepared_ = false;
       return true;
     }
     Slot& back = slots_[1 - front_];
@@ -61,8 +62,16 @@ class CudaOceanFields final : public OceanFields {
       glGenerateTextureMipmap(slots_[front_].texture);
     }
     slots_[1 - front_].written = false;
-    write(slots_[1 - front_], seconds);
+    if (!prepared_) write(slots_[1 - front_], seconds);
+    prepared_ = false;
     return true;
+  }
+
+  void prepare(double seconds) override {
+    adoptSpectrum(false);
+    if (!slots_[front_].written) return;  // the first update() writes synchronously
+    write(slots_[1 - front_], seconds);
+    prepared_ = true;
   }
 
  private:
@@ -148,6 +157,7 @@ class CudaOceanFields final : public OceanFields {
   std::unique_ptr<hfgpu::OceanStep> step_;
   Slot slots_[2];
   int front_ = 0;  // the slot GL draws from
+  bool prepared_ = false;  // prepare() wrote the back slot for this frame's update()
   int size_ = 0;
   double patch_ = 0;
 };

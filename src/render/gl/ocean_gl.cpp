@@ -188,6 +188,14 @@ void OceanLayer::setParams(const OceanParams& params) {
 
 std::string OceanLayer::error() const { return fields_->error(); }
 
+void OceanLayer::prepare(double seconds) {
+  try {
+    fields_->prepare(seconds);
+  } catch (const std::runtime_error&) {
+    // draw()'s update() meets the same failure and hands the fields to the CPU, with a note.
+  }
+}
+
 void OceanLayer::draw(const OceanDraw& d) {
   bool ready = false;
   try {

@@ -46,6 +46,11 @@ class OceanFields {
   // Brings the texture to `seconds`: exactly when `synchronous`, else the newest fields ready
   // (a frame late at most). False while there are none yet.
   virtual bool update(double seconds, bool synchronous) = 0;
+  // Optional, early in a frame, before GL is given the frame's work: starts the fields of
+  // `seconds` that this frame's update() then shows (not a frame late). The CUDA fields run
+  // their step here, while the render thread plans the frame and the GPU has no GL work
+  // queued to switch away from; the CPU worker ignores it.
+  virtual void prepare(double /*seconds*/) {}
   virtual unsigned texture() const = 0;  // RGBA32F (dh/dx, dh/dy, Dx, Dy), mipmapped, repeating
   virtual double patchMetres() const = 0;
 };
@@ -87,6 +92,9 @@ class OceanLayer {
   std::string error() const;                  // the last parameter error ("" = none)
   double level() const { return level_; }
   const char* device() const { return fields_->name(); }
+  // OceanFields::prepare, early in a frame (not with synchronous draws); a CUDA failure leaves
+  // the fields to draw()'s fallback.
+  void prepare(double seconds);
   void draw(const OceanDraw& d);
 
  private:

@@ -115,6 +115,8 @@ struct Renderer::Impl final : TileSink {
   Seabed seabed;  // made on the first use of the ocean
   bool oceanFor(double level, std::string& error);
   void drawOcean(const Camera& cam, const std::array<double, 16>& vp);
+  // The ocean's clock: Renderer::setTime's, else the steady clock's.
+  double oceanSeconds() const { return timeSeconds >= 0 ? timeSeconds : monotonicSeconds(); }
 #endif
 
   GLuint atlas = 0, vao = 0, patternVbo = 0, patternTable = 0, drawIndexVbo = 0;
@@ -1106,8 +1108,7 @@ void Renderer::Impl::drawOcean(const Camera& cam, const std::array<double, 16>& 
   d.extentX = extentX;
   d.extentY = extentY;
   d.exaggeration = settings.verticalExaggeration;
-  d.seconds = timeSeconds >= 0 ? timeSeconds
-                               : std::chrono::duration<double>(std::chrono::steady_clock::now() - clockStart).count();
+  d.seconds = oceanSeconds();
   d.synchronous = settings.oceanSynchronous;
   ocean->draw(d);
 }
@@ -1169,6 +1170,10 @@ void Renderer::frame(const Camera& camera, FrameStats* stats) {
   m.querySet = int(m.frameNo & 1);
   m.collectQueries(m.querySet);
   m.selectMs = m.updateMs = m.colourMs = 0;
+#ifdef HF_HAVE_OCEAN
+  // The ocean's GPU step first, while GL has none of this frame's work queued yet.
+  if (m.ocean && !m.settings.oceanSynchronous) m.ocean->prepare(m.oceanSeconds());
+#endif
   m.streamStep(camera, stats);
   const double streamSelectMs = m.selectMs;
   double drawMs = 0;

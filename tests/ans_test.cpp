@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codec/ans.h"
+#include "codec/ans_lanes.h"
 #include "test_util.h"
 
 namespace {
@@ -216,6 +217,90 @@ TEST(Ans, BadStreamsAreRefused) {
   std::vector<uint8_t> hfpc = good;
   std::memcpy(hfpc.data(), "HFPC", 4);
   EXPECT_EQ(hfpac::ansDecode(hfpc.data(), hfpc.size(), out.data(), 40, out.size()), Status::BadMagic);
+}
+
+// Constant patches - all 0 (flat sea) or all nodata - skip the decoding loop (their tokens leave
+// every state as it is). Same samples and statuses as the general loop, on the streams and on
+// every single-byte corruption of them.
+TEST(Ans, ConstantPatchesDecodeAsTheGeneralLoopDoes) {
+  struct Case {
+    Patch patch;
+    bool mask;
+    uint16_t maskValue;
+  };
+  std::vector<Case> cases;
+  for (SampleType t : {SampleType::Int16, SampleType::UInt16}) {
+    const uint16_t nodata = t == SampleType::Int16 ? 0x8000 : 0xFFFF;
+    for (auto [w, h] : {std::pair{129, 129}, std::pair{1, 1}, std::pair{37, 5}}) {
+      cases.push_back({hftest::constant(w, h, 0, t), false, 0});
+      cases.push_back({hftest::constant(w, h, 0, t), true, nodata});  // nodata absent: no mask written
+      cases.push_back({hftest::constant(w, h, nodata, t), true, nodata});
+    }
+  }
+  auto decode = [](const std::vector<uint8_t>& s, const Patch& p, bool shortcut, std::vector<uint16_t>& out) {
+    out.assign(size_t(p.width + 1) * size_t(p.height), 0xBEEF);
+    hfpac::detail::setAnsConstantShortcutDisabledForTesting(!shortcut);
+    const Status st = hfpac::ansDecode(s.data(), s.size(), out.data(), size_t(p.width + 1), out.size());
+    hfpac::detail::setAnsConstantShortcutDisabledForTesting(false);
+    return st;
+  };
+  size_t streams = 0;
+  for (const Case& c : cases)
+    for (int lanes : {8, 32, 5}) {
+      hfpac::AnsOptions o;
+      o.lanes = lanes;
+      o.hasMask = c.mask;
+      o.maskValue = c.maskValue;
+      std::vector<uint8_t> stream;
+      ASSERT_EQ(hfpac::ansEncode(c.patch.samples.data(), c.patch.stride, c.patch.width, c.patch.height, c.patch.type,
+                                 stream, o),
+                Status::Ok);
+      ASSERT_NO_FATAL_FAILURE(expectExact(c.patch, stream)) << c.patch.name;
+      std::vector<std::vector<uint8_t>> variants{stream};
+      for (size_t k = 0; k < stream.size(); ++k)
+        for (uint8_t flip : {uint8_t(0x01), uint8_t(0x80), uint8_t(0xFF)}) {
+          variants.push_back(stream);
+          variants.back()[k] ^= flip;
+        }
+      // The mask value rewritten to 0 under an all-0 table: a decoded 0 is then a corrupt sample.
+      hfpac::AnsInfo info;
+      ASSERT_EQ(hfpac::ansReadInfo(stream.data(), stream.size(), info), Status::Ok);
+      if (info.masked) {
+        variants.push_back(stream);
+        variants.back()[hfpac::kAnsHeaderBytes] = variants.back()[hfpac::kAnsHeaderBytes + 1] = 0;
+      }
+      // An all-void stream whose first table says token 0 (z = 0) instead of the escape: every
+      // sample decodes to 0, which is an error when 0 is the mask value.
+      if (info.masked && info.directLog2 == 4 && c.patch.at(0, 0) == c.maskValue) {
+        // The first table's presence bitmap (after the 4 mask bytes; d = 4: 68 tokens and the
+        // escape, 9 bytes, docs/format.md) has one bit: the escape's, in its last byte.
+        const size_t table0 = hfpac::kAnsHeaderBytes + 4, escapeByte = 8;
+        size_t bits = 0;
+        for (size_t b = 0; b <= escapeByte; ++b) bits += size_t(__builtin_popcount(stream[table0 + b]));
+        ASSERT_EQ(bits, 1u) << "the void stream's first table is not one token alone";
+        ASSERT_NE(stream[table0 + escapeByte], 0) << "the void stream's one token is not the escape";
+        for (uint16_t maskValue : {c.maskValue, uint16_t(0)}) {
+          variants.push_back(stream);
+          std::vector<uint8_t>& v = variants.back();
+          v[table0 + escapeByte] = 0;
+          v[table0] = 1;
+          v[hfpac::kAnsHeaderBytes] = uint8_t(maskValue);
+          v[hfpac::kAnsHeaderBytes + 1] = uint8_t(maskValue >> 8);
+          std::vector<uint16_t> out(size_t(c.patch.width + 1) * size_t(c.patch.height));
+          EXPECT_EQ(hfpac::ansDecode(v.data(), v.size(), out.data(), size_t(c.patch.width + 1), out.size()),
+                    maskValue == 0 ? Status::OutOfRange : Status::Ok);
+        }
+      }
+      for (const auto& v : variants) {
+        std::vector<uint16_t> fast, general;
+        const Status a = decode(v, c.patch, true, fast), b = decode(v, c.patch, false, general);
+        ASSERT_EQ(a, b) << c.patch.name << " lanes " << lanes;
+        if (a == Status::Ok) ASSERT_EQ(fast, general) << c.patch.name << " lanes " << lanes;
+        ++streams;
+      }
+    }
+  std::printf("[ ans      ] %zu constant-patch streams and corruptions: the shortcut equals the general loop\n",
+              streams);
 }
 
 }  // namespace

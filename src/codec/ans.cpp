@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -347,7 +348,15 @@ Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, const Token
   return Status::Ok;
 }
 
+std::atomic<bool> constantShortcutDisabled{false};
+
 }  // namespace
+
+namespace detail {
+void setAnsConstantShortcutDisabledForTesting(bool disabled) {
+  constantShortcutDisabled.store(disabled, std::memory_order_relaxed);
+}
+}  // namespace detail
 
 Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride, size_t dstCapacity) {
   AnsInfo info;
@@ -371,6 +380,24 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   }
   const uint8_t* const wordBytes = p;
   const size_t words = size_t(end - p) / 2;
+  // A constant patch (flat sea at 0, a tile of nodata): every token the lanes can meet is one
+  // token of frequency kScale without raw bits, so a step leaves each state as it is and reads no
+  // word. Then the samples are known without decoding: 0 when that token is z = 0 (every
+  // prediction 0 plus 0), the mask value when both tables hold only the escape. The checks are the
+  // general loop's end checks, which is what it would reach.
+  const auto onlyToken = [&](const DecodeTable& t, int token) { return t.freq[size_t(token)] == kScale; };
+  const bool allZero = onlyToken(tables[0], 0);
+  const bool allMasked = info.masked && onlyToken(tables[0], set.escape) && onlyToken(tables[1], set.escape);
+  if ((allZero || allMasked) && !constantShortcutDisabled.load(std::memory_order_relaxed)) {
+    // A decoded sample equal to the mask value is a corrupt stream (the general loop's flag).
+    if (allZero && info.masked && info.maskValue == 0) return Status::OutOfRange;
+    if (!(words == 0 || (words == 1 && getLE16(wordBytes) == 0))) return Status::SizeMismatch;
+    for (size_t l = 0; l < lanes; ++l)
+      if (state[l] != kStateLow) return Status::SizeMismatch;
+    const uint16_t value = allZero ? 0 : info.maskValue;
+    for (int y = 0; y < info.height; ++y) std::fill_n(dst + size_t(y) * dstStride, size_t(info.width), value);
+    return Status::Ok;
+  }
   size_t pos = 0;
   // A refill without a branch: the word at `pos` is read whether it is needed or not, so the
   // caller guarantees pos < words (checked once per group).

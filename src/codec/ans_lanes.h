@@ -18,6 +18,10 @@ constexpr int kAnsScaleBits = 12;
 constexpr uint32_t kAnsStateLow = 1u << 16;  // states live in [2^16, 2^32)
 constexpr int kAnsRegisterLanes = 8;         // lanes in one AVX2 register
 
+// Tests only: true makes ansDecode take constant patches through the general loop too (its
+// shortcut for them skips decoding), so one process can compare both on the same streams.
+void setAnsConstantShortcutDisabledForTesting(bool disabled);
+
 struct AnsGroupDecoder {
   // The stream: decoding tables (context c at entries + c * tableStride), the word stream.
   const uint64_t* entries = nullptr;

@@ -245,8 +245,9 @@ TEST(Ans, ConstantPatchesDecodeAsTheGeneralLoopDoes) {
     return st;
   };
   size_t streams = 0;
+  const uint64_t shortcutsBefore = hfpac::detail::ansConstantShortcutsForTesting();
   for (const Case& c : cases)
-    for (int lanes : {8, 32, 5}) {
+    for (int lanes : {1, 5, 8, 16, 24, 32, 64}) {
       hfpac::AnsOptions o;
       o.lanes = lanes;
       o.hasMask = c.mask;
@@ -269,27 +270,52 @@ TEST(Ans, ConstantPatchesDecodeAsTheGeneralLoopDoes) {
         variants.push_back(stream);
         variants.back()[hfpac::kAnsHeaderBytes] = variants.back()[hfpac::kAnsHeaderBytes + 1] = 0;
       }
-      // An all-void stream whose first table says token 0 (z = 0) instead of the escape: every
-      // sample decodes to 0, which is an error when 0 is the mask value.
-      if (info.masked && info.directLog2 == 4 && c.patch.at(0, 0) == c.maskValue) {
-        // The first table's presence bitmap (after the 4 mask bytes; d = 4: 68 tokens and the
-        // escape, 9 bytes, docs/format.md) has one bit: the escape's, in its last byte.
-        const size_t table0 = hfpac::kAnsHeaderBytes + 4, escapeByte = 8;
-        size_t bits = 0;
-        for (size_t b = 0; b <= escapeByte; ++b) bits += size_t(__builtin_popcount(stream[table0 + b]));
-        ASSERT_EQ(bits, 1u) << "the void stream's first table is not one token alone";
-        ASSERT_NE(stream[table0 + escapeByte], 0) << "the void stream's one token is not the escape";
-        for (uint16_t maskValue : {c.maskValue, uint16_t(0)}) {
+      // One or two words after the states (the header's size grown to match): a zero word is
+      // padding, anything else a size mismatch.
+      for (uint16_t w0 : {uint16_t(0), uint16_t(1)})
+        for (int extra : {1, 2}) {
           variants.push_back(stream);
           std::vector<uint8_t>& v = variants.back();
-          v[table0 + escapeByte] = 0;
-          v[table0] = 1;
-          v[hfpac::kAnsHeaderBytes] = uint8_t(maskValue);
-          v[hfpac::kAnsHeaderBytes + 1] = uint8_t(maskValue >> 8);
-          std::vector<uint16_t> out(size_t(c.patch.width + 1) * size_t(c.patch.height));
-          EXPECT_EQ(hfpac::ansDecode(v.data(), v.size(), out.data(), size_t(c.patch.width + 1), out.size()),
-                    maskValue == 0 ? Status::OutOfRange : Status::Ok);
+          for (int k = 0; k < extra; ++k) v.insert(v.end(), {uint8_t(w0), uint8_t(w0 >> 8)});
+          const uint32_t size = uint32_t(v.size());
+          for (int b = 0; b < 4; ++b) v[12 + size_t(b)] = uint8_t(size >> (8 * b));
         }
+      // All-void streams with their tables edited (the presence bitmaps: d = 4, 68 tokens and the
+      // escape in 9 bytes, a zero byte, then freq - 1 of the one token, docs/format.md):
+      // - the first table token 0 (z = 0) instead of the escape: every sample decodes to 0, an
+      //   error where 0 is the mask value, found before a lane state off or words too many;
+      // - the second table token 0: the lanes' first samples are voids, then zeros (no shortcut).
+      if (info.masked && info.directLog2 == 4 && c.patch.at(0, 0) == c.maskValue) {
+        constexpr size_t kTableBytes = 12, kEscapeByte = 8;
+        const size_t table0 = hfpac::kAnsHeaderBytes + 4, table1 = table0 + kTableBytes;
+        const size_t states = table1 + kTableBytes;
+        for (size_t t : {table0, table1}) {
+          size_t bits = 0;
+          for (size_t b = 0; b <= kEscapeByte; ++b) bits += size_t(__builtin_popcount(stream[t + b]));
+          ASSERT_EQ(bits, 1u) << "a void stream's table is not one token alone";
+          ASSERT_NE(stream[t + kEscapeByte], 0) << "a void stream's one token is not the escape";
+        }
+        for (size_t t : {table0, table1})
+          for (uint16_t maskValue : {c.maskValue, uint16_t(0)})
+            for (int damage : {0, 1, 2}) {  // none, a lane state off, two words too many
+              variants.push_back(stream);
+              std::vector<uint8_t>& v = variants.back();
+              v[t + kEscapeByte] = 0;
+              v[t] = 1;
+              v[hfpac::kAnsHeaderBytes] = uint8_t(maskValue);
+              v[hfpac::kAnsHeaderBytes + 1] = uint8_t(maskValue >> 8);
+              if (damage == 1) v[states] ^= 1;
+              if (damage == 2) {
+                v.insert(v.end(), {1, 0, 1, 0});
+                const uint32_t size = uint32_t(v.size());
+                for (int b = 0; b < 4; ++b) v[12 + size_t(b)] = uint8_t(size >> (8 * b));
+              }
+              if (t == table0) {
+                std::vector<uint16_t> out(size_t(c.patch.width + 1) * size_t(c.patch.height));
+                EXPECT_EQ(hfpac::ansDecode(v.data(), v.size(), out.data(), size_t(c.patch.width + 1), out.size()),
+                          maskValue == 0 ? Status::OutOfRange : damage ? Status::SizeMismatch : Status::Ok);
+              }
+            }
       }
       for (const auto& v : variants) {
         std::vector<uint16_t> fast, general;
@@ -299,8 +325,11 @@ TEST(Ans, ConstantPatchesDecodeAsTheGeneralLoopDoes) {
         ++streams;
       }
     }
-  std::printf("[ ans      ] %zu constant-patch streams and corruptions: the shortcut equals the general loop\n",
-              streams);
+  const uint64_t shortcuts = hfpac::detail::ansConstantShortcutsForTesting() - shortcutsBefore;
+  std::printf("[ ans      ] %zu constant-patch streams and corruptions, %llu decodes through the shortcut: the "
+              "same as the general loop\n",
+              streams, (unsigned long long)shortcuts);
+  EXPECT_GT(shortcuts, 2 * cases.size()) << "the shortcut was not taken";
 }
 
 }  // namespace

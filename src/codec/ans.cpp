@@ -349,6 +349,7 @@ Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, const Token
 }
 
 std::atomic<bool> constantShortcutDisabled{false};
+std::atomic<uint64_t> constantShortcuts{0};
 
 }  // namespace
 
@@ -356,6 +357,7 @@ namespace detail {
 void setAnsConstantShortcutDisabledForTesting(bool disabled) {
   constantShortcutDisabled.store(disabled, std::memory_order_relaxed);
 }
+uint64_t ansConstantShortcutsForTesting() { return constantShortcuts.load(std::memory_order_relaxed); }
 }  // namespace detail
 
 Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStride, size_t dstCapacity) {
@@ -389,6 +391,7 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   const bool allZero = onlyToken(tables[0], 0);
   const bool allMasked = info.masked && onlyToken(tables[0], set.escape) && onlyToken(tables[1], set.escape);
   if ((allZero || allMasked) && !constantShortcutDisabled.load(std::memory_order_relaxed)) {
+    constantShortcuts.fetch_add(1, std::memory_order_relaxed);
     // A decoded sample equal to the mask value is a corrupt stream (the general loop's flag).
     if (allZero && info.masked && info.maskValue == 0) return Status::OutOfRange;
     if (!(words == 0 || (words == 1 && getLE16(wordBytes) == 0))) return Status::SizeMismatch;

@@ -21,6 +21,8 @@ constexpr int kAnsRegisterLanes = 8;         // lanes in one AVX2 register
 // Tests only: true makes ansDecode take constant patches through the general loop too (its
 // shortcut for them skips decoding), so one process can compare both on the same streams.
 void setAnsConstantShortcutDisabledForTesting(bool disabled);
+// Tests only: how many decodes have taken that shortcut in this process.
+uint64_t ansConstantShortcutsForTesting();
 
 struct AnsGroupDecoder {
   // The stream: decoding tables (context c at entries + c * tableStride), the word stream.

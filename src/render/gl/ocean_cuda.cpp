@@ -43,10 +43,11 @@ class CudaOceanFields final : public OceanFields {
   double patchMetres() const override { return patch_; }
 
   // Synchronous (tests, screenshots, the first frame): the front texture gets the fields of
-  // `seconds` and is drawn at once. After a prepare() the slot it wrote becomes the front one.
-  // Otherwise the texture written during the previous frame becomes the front one (a frame late,
-  // like the CPU worker's) and the other one is written for `seconds` while GL draws. CUDA never
-  // writes a texture GL samples in the same frame after it: neither waits for the other.
+  // `seconds` and is drawn at once. After a prepare() in this frame, the slot it wrote becomes
+  // the front one: GL's mipmaps and draw wait for that step (ordered by the unmap), which ran
+  // before GL had any of the frame's work. Without one, the texture written during the previous
+  // frame becomes the front one (a frame late, like the CPU worker's) and the other one is
+  // written for `seconds` while GL draws. CUDA never writes a texture GL has yet to sample.
   bool update(double seconds, bool synchronous) override {
     adoptSpectrum(synchronous);
     if (synchronous || !slots_[front_].written) {
@@ -67,7 +68,10 @@ class CudaOceanFields final : public OceanFields {
     return true;
   }
 
+  // A frame whose ocean is not drawn (nothing of the terrain to draw) calls prepare() again
+  // without update(): the back slot is simply written again.
   void prepare(double seconds) override {
+    prepared_ = false;
     adoptSpectrum(false);
     if (!slots_[front_].written) return;  // the first update() writes synchronously
     write(slots_[1 - front_], seconds);
@@ -83,22 +87,31 @@ class CudaOceanFields final : public OceanFields {
     bool written = false;  // holds fields not yet drawn from
   };
 
+  // Maps the slot's texture, runs the step into it, unmaps. A CUDA failure leaves the slot not
+  // written and not mapped (GL may use it again), and throws.
   void write(Slot& slot, double seconds) {
+    slot.written = false;
     CUDA_CHECK(cudaGraphicsMapResources(1, &slot.resource, stream_.get()));
-    cudaArray_t array = nullptr;
-    CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, slot.resource, 0, 0));
-    if (array != slot.surfaceArray) {  // the same array map after map in practice: one surface object
-      if (slot.surface) {
-        CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-        CUDA_CHECK(cudaDestroySurfaceObject(slot.surface));
+    try {
+      cudaArray_t array = nullptr;
+      CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, slot.resource, 0, 0));
+      if (array != slot.surfaceArray) {  // the same array map after map in practice: one surface object
+        if (slot.surface) {
+          CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+          CUDA_CHECK(cudaDestroySurfaceObject(slot.surface));
+          slot.surface = 0;
+        }
+        cudaResourceDesc r{};
+        r.resType = cudaResourceTypeArray;
+        r.res.array.array = array;
+        CUDA_CHECK(cudaCreateSurfaceObject(&slot.surface, &r));
+        slot.surfaceArray = array;
       }
-      cudaResourceDesc r{};
-      r.resType = cudaResourceTypeArray;
-      r.res.array.array = array;
-      CUDA_CHECK(cudaCreateSurfaceObject(&slot.surface, &r));
-      slot.surfaceArray = array;
+      step_->writeSurfaces(seconds, slot.surface, 0, stream_.get());
+    } catch (...) {
+      CUDA_LOG(cudaGraphicsUnmapResources(1, &slot.resource, stream_.get()));
+      throw;
     }
-    step_->writeSurfaces(seconds, slot.surface, 0, stream_.get());
     CUDA_CHECK(cudaGraphicsUnmapResources(1, &slot.resource, stream_.get()));
     slot.written = true;
   }

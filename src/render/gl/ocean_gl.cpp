@@ -188,11 +188,16 @@ void OceanLayer::setParams(const OceanParams& params) {
 
 std::string OceanLayer::error() const { return fields_->error(); }
 
+void OceanLayer::fallBackToCpu(const std::runtime_error& e) {
+  std::fprintf(stderr, "Note: ocean %s: %s; the fields come from the CPU\n", fields_->name(), e.what());
+  fields_ = makeCpuOceanFields(params_);
+}
+
 void OceanLayer::prepare(double seconds) {
   try {
     fields_->prepare(seconds);
-  } catch (const std::runtime_error&) {
-    // draw()'s update() meets the same failure and hands the fields to the CPU, with a note.
+  } catch (const std::runtime_error& e) {
+    fallBackToCpu(e);
   }
 }
 
@@ -201,8 +206,7 @@ void OceanLayer::draw(const OceanDraw& d) {
   try {
     ready = fields_->update(d.seconds, d.synchronous);
   } catch (const std::runtime_error& e) {  // a CUDA failure mid-flight: the CPU takes over
-    std::fprintf(stderr, "Note: ocean %s: %s; the fields come from the CPU\n", fields_->name(), e.what());
-    fields_ = makeCpuOceanFields(params_);
+    fallBackToCpu(e);
     ready = fields_->update(d.seconds, d.synchronous);
   }
   if (!ready) return;

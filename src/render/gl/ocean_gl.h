@@ -16,6 +16,7 @@
 
 #include <array>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -92,13 +93,14 @@ class OceanLayer {
   std::string error() const;                  // the last parameter error ("" = none)
   double level() const { return level_; }
   const char* device() const { return fields_->name(); }
-  // OceanFields::prepare, early in a frame (not with synchronous draws); a CUDA failure leaves
-  // the fields to draw()'s fallback.
+  // OceanFields::prepare, early in a frame (not with synchronous draws). A CUDA failure hands
+  // the fields to the CPU worker at once, with a note, as draw() does.
   void prepare(double seconds);
   void draw(const OceanDraw& d);
 
  private:
   OceanLayer() = default;
+  void fallBackToCpu(const std::runtime_error& e);  // a CUDA failure mid-flight
   std::unique_ptr<OceanFields> fields_;
   OceanParams params_;
   double level_ = 0;

@@ -30,6 +30,9 @@ OceanStep::OceanStep(const OceanSpectrumHost& s, float choppiness) : size_(s.siz
   upload(kx_, s.kx, count);
   upload(ky_, s.ky, count);
   packed_.allocate(3 * count);
+  // The uploads are pageable copies on the legacy stream, which may still be under way when
+  // cudaMemcpy returns; the steps run on the caller's (maybe non-blocking) stream: finish them.
+  CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 void OceanStep::evaluate(double seconds, cudaStream_t stream) {

@@ -29,7 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 constexpr int kLog = 4;  // p = 17
 constexpr int kP = (1 << kLog) + 1;
 

@@ -110,15 +110,7 @@ TEST(Ans, MaskedPatchesRoundTripAndVoidsAreCheap) {
 // Residuals near a lattice (lidar quantised finer than its own step) take the large token set,
 // where a residual below 256 is a token of its own; a gentle ramp keeps the small one. Both exact.
 TEST(Ans, TokenSetFollowsTheResiduals) {
-  Patch lattice = hftest::constant(129, 129, 30000, SampleType::UInt16);
-  hftest::Rng rng(18);
-  for (int y = 0; y < 129; ++y) {
-    int32_t v = 30000 + int32_t(rng.below(200)) * 13;
-    for (int x = 0; x < 129; ++x) {
-      v += (int32_t(rng.below(9)) - 4) * 13 + int32_t(rng.below(2));
-      lattice.at(x, y) = uint16_t(std::clamp(v, 0, 65535));
-    }
-  }
+  const Patch lattice = hftest::lattice(129, 129);
   const std::vector<uint8_t> a = encodeOrFail(lattice);
   hfpac::AnsInfo info;
   ASSERT_EQ(hfpac::ansReadInfo(a.data(), a.size(), info), Status::Ok);

@@ -72,7 +72,7 @@ __attribute__((target("avx2"))) inline __m256i mulLow32(__m256i a, __m256i b) {
 
 // What the group loop sets up once per patch.
 struct GroupConstants {
-  __m256i slotMask, field12, one, escapeBit, contextWords, lo, hi, maskValue, low16, seven;
+  __m256i slotMask, field12, one, escapeBit, contextWords, lo, hi, maskValue, low16, seven, compactEscape;
 };
 
 // The residuals of a register's 8 lanes (zigzagged in zv), unzigzagged and summed in lane order.
@@ -166,7 +166,7 @@ __attribute__((target("avx2"))) inline void emitRegister(AnsGroupDecoder& d, con
 
 // The group loop for R registers of 8 lanes (lanes = 8R): the table lookups and state steps of
 // the registers are independent (R chains in flight); the refills follow lane order. kCompact:
-// the stream is unmasked and its table is d.compactEntries (ans_lanes.h).
+// the tables are d.compactEntries (ans_lanes.h).
 template <int R, bool kCompact>
 __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
   constexpr size_t L = size_t(R) * kAnsRegisterLanes;
@@ -179,13 +179,15 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
   c.field12 = _mm256_set1_epi32(4095);
   c.one = _mm256_set1_epi32(1);
   c.escapeBit = _mm256_set1_epi32(int(kAnsEntryEscape));
-  // Context t's table starts t * tableStride entries on: in 32-bit words, twice that.
-  c.contextWords = _mm256_set1_epi32(int(2 * d.tableStride));
+  // Context t's table starts t * tableStride entries on: in 32-bit words, twice that (compact
+  // tables: t * compactStride words).
+  c.contextWords = _mm256_set1_epi32(kCompact ? int(d.compactStride) : int(2 * d.tableStride));
   c.lo = _mm256_set1_epi32(d.lo);
   c.hi = _mm256_set1_epi32(d.hi);
   c.maskValue = _mm256_set1_epi32(d.maskValue);
   c.low16 = _mm256_set1_epi32(0xffff);
   c.seven = _mm256_set1_epi32(7);
+  c.compactEscape = _mm256_set1_epi32(int(kAnsCompactEscapeRaw));
   __m256i x[R], context[R];
   for (int q = 0; q < R; ++q) {
     x[q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d.state + 8 * q));
@@ -222,7 +224,8 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
 #pragma GCC unroll 4
     for (int q = 0; q < R; ++q) {
       if constexpr (kCompact) {
-        eLow[q] = _mm256_i32gather_epi32(entryWords, _mm256_and_si256(x[q], c.slotMask), 4);
+        const __m256i slot = _mm256_add_epi32(_mm256_and_si256(x[q], c.slotMask), context[q]);
+        eLow[q] = _mm256_i32gather_epi32(entryWords, slot, 4);
         zv[q] = _mm256_srli_epi32(eLow[q], kAnsCompactFieldShift);  // the value field, for now
       } else {
         const __m256i slot2 =
@@ -246,11 +249,17 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
     // Raw bits: the low k bits of the state complete the token's base. A group without any
     // (small residuals: flat and smooth ground, sea) skips the pass and its refill, which would
     // change nothing (every state is >= 2^16 after the token refill): a shorter chain per group.
-    __m256i anyRaw = _mm256_setzero_si256();
+    __m256i anyRaw = _mm256_setzero_si256(), escape[R];
 #pragma GCC unroll 4
     for (int q = 0; q < R; ++q) {
-      k[q] = kCompact ? _mm256_and_si256(_mm256_srli_epi32(eLow[q], kAnsCompactRawShift), _mm256_set1_epi32(15))
-                      : _mm256_and_si256(_mm256_srli_epi32(eLow[q], 24), _mm256_set1_epi32(31));
+      if constexpr (kCompact) {  // a raw bit count of 15 is the escape (no raw bits)
+        const __m256i rawField = _mm256_and_si256(_mm256_srli_epi32(eLow[q], kAnsCompactRawShift), c.compactEscape);
+        escape[q] = _mm256_cmpeq_epi32(rawField, c.compactEscape);
+        k[q] = _mm256_andnot_si256(escape[q], rawField);
+      } else {
+        escape[q] = _mm256_cmpeq_epi32(_mm256_and_si256(eLow[q], c.escapeBit), c.escapeBit);
+        k[q] = _mm256_and_si256(_mm256_srli_epi32(eLow[q], 24), _mm256_set1_epi32(31));
+      }
       anyRaw = _mm256_or_si256(anyRaw, k[q]);
     }
     if (!_mm256_testz_si256(anyRaw, anyRaw)) {
@@ -266,12 +275,15 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
     }
 #pragma GCC unroll 4
     for (int q = 0; q < R; ++q) {
-      if (!d.masked && d.x != 0 && d.width - d.x >= kAnsRegisterLanes) {
+      if (d.masked) context[q] = _mm256_and_si256(escape[q], c.contextWords);
+      if (d.x != 0 && d.width - d.x >= kAnsRegisterLanes && (!d.masked || _mm256_testz_si256(escape[q], escape[q]))) {
         // Inside a row, not at its start, no escapes: the samples are the last one plus the
         // prefix sum of the residuals; `last` stays in a register (no trip through a scalar).
         const __m256i v = _mm256_add_epi32(prefixSumOfResiduals(zv[q], c), lastV);
         lowest = _mm256_min_epi32(lowest, v);
         highest = _mm256_max_epi32(highest, v);
+        if (d.masked)  // an unmasked sample equal to the mask value: a corrupt stream
+          badLanes = _mm256_or_si256(badLanes, _mm256_cmpeq_epi32(_mm256_and_si256(v, c.low16), c.maskValue));
         storeSamples(d.row + d.x, v, c);
         lastV = _mm256_permutevar8x32_epi32(v, c.seven);
         d.x += kAnsRegisterLanes;
@@ -282,12 +294,9 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
         }
         continue;
       }
-      // (Compact entries have no escape bit: their streams are unmasked.)
-      const __m256i escape = kCompact ? _mm256_setzero_si256()
-                                      : _mm256_cmpeq_epi32(_mm256_and_si256(eLow[q], c.escapeBit), c.escapeBit);
-      if (d.masked) context[q] = _mm256_and_si256(escape, c.contextWords);
       d.last = _mm256_cvtsi256_si32(lastV);
-      emitRegister(d, c, kCompact ? _mm256_setzero_si256() : eLow[q], zv[q], escape, badLanes);
+      // (emitRegister's scalar path reads the escape bit of the 64-bit entries' low words.)
+      emitRegister(d, c, kCompact ? _mm256_and_si256(escape[q], c.escapeBit) : eLow[q], zv[q], escape[q], badLanes);
       lastV = _mm256_set1_epi32(int32_t(d.last));
     }
     d.first += L;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "archive/block_table.h"
 #include "codec/ans.h"
 #include "test_util.h"
 #include "test_files.h"
@@ -671,6 +672,50 @@ struct FakeClock {
   }
 };
 }  // namespace
+
+// The HTTP mirror's block bookkeeping keeps entries only for blocks that are cached, in flight or
+// pinned: a terabyte archive costs memory for what is cached, not for its size.
+TEST(BlockTable, OnlyCachedInFlightOrPinnedBlocksHaveEntries) {
+  using hfa::detail::BlockTable;
+  BlockTable t;
+  constexpr size_t kFar = size_t(1) << 40;  // a block of a 16 PiB archive: no dense array behind it
+  EXPECT_EQ(t.state(kFar), BlockTable::kAbsent);
+  EXPECT_EQ(t.pins(kFar), 0u);
+  t.setState(kFar, BlockTable::kAbsent);  // absent stays entry-free
+  EXPECT_EQ(t.entries(), 0u);
+  t.setState(7, BlockTable::kInFlight);
+  t.arrived(kFar, 41);
+  EXPECT_EQ(t.entries(), 2u);
+  EXPECT_EQ(t.state(7), BlockTable::kInFlight);
+  EXPECT_EQ(t.state(kFar), BlockTable::kPresent);
+  EXPECT_EQ(t.used(kFar), 41u);
+  t.pin(kFar, 42);
+  t.pin(kFar, 43);
+  EXPECT_EQ(t.pins(kFar), 2u);
+  EXPECT_EQ(t.used(kFar), 43u);
+  t.setState(kFar, BlockTable::kAbsent);  // invalidated while pinned: the pins stay
+  EXPECT_EQ(t.entries(), 2u);
+  EXPECT_EQ(t.pins(kFar), 2u);
+  t.unpin(kFar);
+  t.unpin(kFar);
+  t.unpin(kFar);  // one more than pinned: no underflow
+  EXPECT_EQ(t.pins(kFar), 0u);
+  EXPECT_EQ(t.entries(), 1u);  // absent and unpinned: gone
+  t.setState(7, BlockTable::kAbsent);
+  EXPECT_EQ(t.entries(), 0u);
+  for (size_t b = 0; b < 1000; ++b) t.setState(b * 1000003, b % 2 ? BlockTable::kPresent : BlockTable::kInFlight);
+  size_t present = 0, seen = 0;
+  t.forEach([&](size_t b, BlockTable::State s, uint32_t pins, uint32_t) {
+    ++seen;
+    present += s == BlockTable::kPresent;
+    EXPECT_EQ(b % 1000003, 0u);
+    EXPECT_EQ(pins, 0u);
+  });
+  EXPECT_EQ(seen, 1000u);
+  EXPECT_EQ(present, 500u);
+  t.clear();
+  EXPECT_EQ(t.entries(), 0u);
+}
 
 TEST(ReadLimiter, OneChannelAtTheGivenRate) {
   FakeClock c;

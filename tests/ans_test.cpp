@@ -113,6 +113,9 @@ TEST(Ans, MaskedPatchesRoundTripAndVoidsAreCheap) {
 // starts, group and register boundaries, inside registers) and for every decoding loop (lane
 // counts of the AVX2 loop, its compact and 64-bit tables, the scalar loops), is OutOfRange.
 TEST(Ans, SampleEqualToTheMaskValueIsRefusedAnywhere) {
+  struct SimdBackOn {  // however the test ends, later tests in this process get the SIMD loops
+    ~SimdBackOn() { hfpac::detail::setSimdDisabledForTesting(false); }
+  } simdBackOn;
   for (bool simd : {true, false}) {
     hfpac::detail::setSimdDisabledForTesting(!simd);
     for (const Patch& base : {hftest::smooth(129, 40, SampleType::UInt16, 30, 20000, 60), hftest::lattice(129, 40)}) {
@@ -139,7 +142,6 @@ TEST(Ans, SampleEqualToTheMaskValueIsRefusedAnywhere) {
       }
     }
   }
-  hfpac::detail::setSimdDisabledForTesting(false);
 }
 
 // Residuals near a lattice (lidar quantised finer than its own step) take the large token set,

@@ -717,6 +717,27 @@ TEST(BlockTable, OnlyCachedInFlightOrPinnedBlocksHaveEntries) {
   EXPECT_EQ(t.entries(), 0u);
 }
 
+// Eviction drops the least recently used first, also across the tick counter's wrap-around, and
+// never a pinned, in-flight or kept block. (Before session 19 the order was reversed at age 0:
+// the blocks of the latest read and fresh read-ahead went first.)
+TEST(BlockTable, EvictionOrderIsLeastRecentlyUsedFirst) {
+  using hfa::detail::BlockTable;
+  BlockTable t;
+  const uint32_t now = 5;  // the counter wrapped: 0xFFFFFFF0 is older than 3
+  t.arrived(10, 3);
+  t.arrived(11, 0xFFFFFFF0u);
+  t.arrived(12, now);       // just arrived (age 0)
+  t.arrived(13, 4);
+  t.arrived(14, 1);
+  t.pin(14, 1);             // being read
+  t.setState(15, BlockTable::kInFlight);
+  t.arrived(16, 0);         // kept: the caller's own range
+  EXPECT_EQ(t.evictionOrder(now, 16, 16), (std::vector<size_t>{11, 10, 13, 12}));
+  t.unpin(14);
+  EXPECT_EQ(t.evictionOrder(now, 16, 16), (std::vector<size_t>{11, 14, 10, 13, 12}));
+  EXPECT_EQ(t.evictionOrder(now, 1, 0), (std::vector<size_t>{11, 16, 14, 10, 13, 12}));
+}
+
 TEST(ReadLimiter, OneChannelAtTheGivenRate) {
   FakeClock c;
   hfa::ReadLimiter l(1000.0, c.clock());  // 1000 bytes/s

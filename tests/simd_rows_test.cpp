@@ -198,8 +198,8 @@ TEST(SimdRows, HfpacDecodeIsTheSameWithAndWithoutSimd) {
       }
 }
 
-// Every lane count, masked and not; both token sets (the AVX2 loop's compact table serves the
-// small one without a mask, the 64-bit table the rest); groups with and without raw bits.
+// Every lane count, masked and not; both token sets (the AVX2 loop's compact tables serve the
+// small one, the 64-bit tables the large one); groups with and without raw bits.
 TEST(SimdRows, AnsDecodeIsTheSameWithAndWithoutSimd) {
   if (!hasAvx2()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(9);

@@ -8,9 +8,12 @@
 // (eviction, clearing, saving the cache's map) visit the entries only.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace hfa::detail {
 
@@ -60,6 +63,22 @@ class BlockTable {
     Entry& e = entries_[block];
     e.state = kPresent;
     e.used = tick;
+  }
+
+  // The present, unpinned blocks outside [keepFirst, keepLast], least recently used first (the
+  // age tick - used, wrap-safe; ties by block): the order in which eviction drops them.
+  std::vector<size_t> evictionOrder(uint32_t tick, size_t keepFirst, size_t keepLast) const {
+    std::vector<std::pair<uint32_t, size_t>> aged;  // (age, block)
+    for (const auto& [block, e] : entries_)
+      if (e.state == kPresent && e.pins == 0 && (block < keepFirst || block > keepLast))
+        aged.emplace_back(uint32_t(tick - e.used), block);
+    std::sort(aged.begin(), aged.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<size_t> order;
+    order.reserve(aged.size());
+    for (const auto& a : aged) order.push_back(a.second);
+    return order;
   }
 
   // f(block, state, pins, used) for every entry, in no particular order. f must not add or

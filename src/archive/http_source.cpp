@@ -596,24 +596,12 @@ void HttpSource::evictLocked(uint64_t incoming, size_t keepFirst, size_t keepLas
   if (presentBytes_ + inFlightBytes_ + incoming <= budget) return;
   // Down to 7/8 of the budget at once, so that eviction (a sort over the cached blocks) is rare.
   const uint64_t target = budget / 8 * 7;
-  struct Candidate {
-    size_t block;
-    uint32_t age;  // ticks since last use (wrap-safe)
-  };
-  std::vector<Candidate> candidates;
-  blocks_.forEach([&](size_t b, BlockTable::State state, uint32_t pins, uint32_t used) {
-    if (state == kPresent && pins == 0 && (b < keepFirst || b > keepLast))
-      candidates.push_back(Candidate{b, uint32_t(tick_ - used)});
-  });
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return a.age != b.age ? a.age > b.age : a.block < b.block;  // oldest first
-  });
   std::vector<size_t> evicted;
-  for (const Candidate& c : candidates) {
+  for (size_t b : blocks_.evictionOrder(tick_, keepFirst, keepLast)) {
     if (presentBytes_ + inFlightBytes_ + incoming <= target) break;
-    blocks_.setState(c.block, kAbsent);
-    presentBytes_ -= blockBytes(c.block);
-    evicted.push_back(c.block);
+    blocks_.setState(b, kAbsent);
+    presentBytes_ -= blockBytes(b);
+    evicted.push_back(b);
   }
   std::sort(evicted.begin(), evicted.end());
   for (size_t i = 0; i < evicted.size();) {

@@ -470,7 +470,7 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   // registers (unmasked streams); then the general loop for the rest.
   d.lanes = lanes;
   std::copy_n(state, lanes, d.state);
-  if (!detail::ansDecodeGroupsAvx2(d) && !info.masked && lanes == size_t(kAnsNarrowLanes)) {
+  if (!detail::ansDecodeGroupsAvx2(d) && !compact && !info.masked && lanes == size_t(kAnsNarrowLanes)) {
     constexpr size_t L = kAnsNarrowLanes;
     const DecodeTable& table = tables[0];
     uint32_t st[L];

@@ -4,7 +4,7 @@
 //
 // One group of 8 samples is 8 rANS lanes in one register: the slot entries by two gathers (the
 // low and high words of the 64-bit entries; one gather of the compact 32-bit entries for
-// unmasked streams of the small token set), the state step by one multiply, and each refill
+// streams of the small token set), the state step by one multiply, and each refill
 // (lanes that fell below 2^16 take the next words of the shared stream, in lane order) by a
 // byte-free permute: lane l takes word pos + (number of needing lanes before l), looked up from
 // the 8-bit need mask. Inside a row, the samples are a prefix sum of the residuals plus the last

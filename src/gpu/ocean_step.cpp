@@ -33,6 +33,9 @@ OceanStep::OceanStep(const OceanSpectrumHost& s, float choppiness) : size_(s.siz
   mipScratch_.allocate(detail::kOceanMipScratch);
   mipCounter_.allocate(1);
   CUDA_CHECK(cudaMemset(mipCounter_.get(), 0, sizeof(uint32_t)));
+  // The uploads and the zeroing run on the legacy stream; the steps on the caller's (maybe
+  // non-blocking) one: finish them here.
+  CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
 void OceanStep::evaluate(double seconds, cudaStream_t stream) {

@@ -147,7 +147,7 @@ TEST(OceanStepDevice, SurfacesGetWhatArraysGet) {
 // reduction across blocks; 1024 has the most), twice in a row (the block counter resets).
 TEST(OceanStepDevice, MipChainIsTheBoxFilteredFields) {
   HF_REQUIRE_CUDA_DEVICE();
-  for (int n : {16, 32, 128, 512, 1024}) {
+  for (int n : {16, 32, 64, 128, 256, 512, 1024}) {
     hfr::OceanParams p;
     p.size = n;
     const hfr::OceanSpectrum spectrum = hfr::makeOceanSpectrum(p);

@@ -47,7 +47,7 @@ class CudaOceanFields final : public OceanFields {
 
   // Synchronous (tests, screenshots, the first frame): the front texture gets the fields of
   // `seconds` and is drawn at once. After a prepare() in this frame, the slot it wrote becomes
-  // the front one: GL's mipmaps and draw wait for that step (ordered by the unmap), which ran
+  // the front one: GL's draw waits for that step (ordered by the unmap), which ran
   // before GL had any of the frame's work. Without one, the texture written during the previous
   // frame becomes the front one (a frame late, like the CPU worker's) and the other one is
   // written for `seconds` while GL draws. CUDA never writes a texture GL has yet to sample.
@@ -189,7 +189,7 @@ class CudaOceanFields final : public OceanFields {
   int levels_ = 0;         // the fields texture's mip levels
   // A/B (session 18, to be measured): GL's glGenerateTextureMipmap after the step instead of the
   // step's own mip chain.
-  const bool glMipmaps_ = std::getenv("HF_OCEAN_GL_MIPS") != nullptr;
+  const bool glMipmaps_ = std::getenv("HF_OCEAN_GL_MIPS") != nullptr && std::string(std::getenv("HF_OCEAN_GL_MIPS")) == "1";
   int size_ = 0;
   double patch_ = 0;
 };

@@ -21,18 +21,14 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "archive/block_table.h"
 #include "codec/ans.h"
 #include "test_util.h"
+#include "test_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path tempDir() {
-  fs::path d = fs::temp_directory_path() / ("hf_archive_test_" + std::to_string(::getpid()));
-  fs::create_directories(d);
-  return d;
-}
 
 constexpr int kLog = 4;  // p = 17
 constexpr int kP = (1 << kLog) + 1;
@@ -170,7 +166,8 @@ int openAndDecodeAll(const std::string& path, std::string& first_error) {
 }
 
 TEST(Archive, RoundTripOfEveryCodec) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::HfpacRbuc, hfa::Codec::Raw, hfa::Codec::Hfan,
                            hfa::Codec::Auto}) {
     const std::string path = writeArchive(dir, std::string("rt_") + hfa::codecName(codec) + ".hfa", codec);
@@ -226,7 +223,8 @@ TEST(Archive, RoundTripOfEveryCodec) {
 }
 
 TEST(Archive, RawAndHfpacIndexesAgree) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   hfa::ArchiveReader a, b;
   std::string error;
   ASSERT_TRUE(a.open(writeArchive(dir, "a.hfa", hfa::Codec::Hfpac), error)) << error;
@@ -270,7 +268,8 @@ TEST(Archive, LodErrorOfPlaneIsZeroAndBumpIsMeasured) {
 }
 
 TEST(Archive, ImageryRoundTrip) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   hfa::ArchiveReader r;
   std::string error;
   ASSERT_TRUE(r.open(writeArchive(dir, "im.hfa", hfa::Codec::Hfpac, true), error)) << error;
@@ -343,7 +342,8 @@ void patchImageryEntry(std::vector<uint8_t>& b, size_t tile, const std::function
 }
 
 TEST(Archive, Bc1TileOfTheWrongSizeIsRefused) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   const std::string path = writeArchive(dir, "bc1.hfa", hfa::Codec::Hfpac, true);
   hfa::ArchiveReader r;
   std::string error;
@@ -417,7 +417,8 @@ TEST(Archive, Bc1TileOfTheWrongSizeIsRefused) {
 }
 
 TEST(Archive, VersionOneStillOpens) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   const std::string path = writeArchive(dir, "v1.hfa", hfa::Codec::Hfpac);
   std::vector<uint8_t> b = readFile(path);
   ASSERT_EQ(b[4], hfa::kVersion);
@@ -434,7 +435,8 @@ TEST(Archive, VersionOneStillOpens) {
 }
 
 TEST(Archive, ImageryCorruptionIsCaught) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   const std::string path = writeArchive(dir, "imc_src.hfa", hfa::Codec::Hfpac, true);
   const std::vector<uint8_t> bytes = readFile(path);
   const std::string cut = (dir / "imc.hfa").string();
@@ -473,7 +475,8 @@ TEST(Archive, ImageryCorruptionIsCaught) {
 }
 
 TEST(Archive, EveryTruncationIsAnErrorNamingTheCause) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   const std::string path = writeArchive(dir, "trunc_src.hfa", hfa::Codec::Hfpac);
   const std::vector<uint8_t> bytes = readFile(path);
   const std::string cut = (dir / "trunc.hfa").string();
@@ -492,7 +495,8 @@ TEST(Archive, EveryTruncationIsAnErrorNamingTheCause) {
 }
 
 TEST(Archive, RandomByteFlipsNeverCrash) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   const std::string path = writeArchive(dir, "flip_src.hfa", hfa::Codec::Hfpac);
   const std::vector<uint8_t> bytes = readFile(path);
   const std::string bad = (dir / "flip.hfa").string();
@@ -514,7 +518,8 @@ TEST(Archive, RandomByteFlipsNeverCrash) {
 }
 
 TEST(Archive, PayloadCorruptionNamesTheTile) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   const std::string path = writeArchive(dir, "payload.hfa", hfa::Codec::Hfpac);
   std::vector<uint8_t> b = readFile(path);
   b[b.size() - 3] ^= 0x10;  // inside the last payload
@@ -527,7 +532,8 @@ TEST(Archive, PayloadCorruptionNamesTheTile) {
 }
 
 TEST(Archive, WriterLeavesNothingBehindOnAbortOrError) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   hfa::Header h;
   h.tileLog = kLog;
   h.width = h.height = 17;
@@ -549,7 +555,8 @@ TEST(Archive, WriterLeavesNothingBehindOnAbortOrError) {
 // A writer killed before finish() (kill -9) leaves PATH.tmp.*; the next writer of PATH removes
 // those no live writer holds (flock) once they are 2 s old, and nothing else.
 TEST(Archive, StaleTemporaryFilesAreRemovedByTheNextWriter) {
-  const fs::path dir = tempDir() / "stale";
+  const hf_test::TempDir scratch("hf_archive_test");
+  const fs::path dir = scratch.path / "stale";
   fs::create_directories(dir);
   auto make = [&](const std::string& name, bool old) {
     const fs::path f = dir / name;
@@ -585,7 +592,8 @@ TEST(Archive, StaleTemporaryFilesAreRemovedByTheNextWriter) {
 // codec beyond hfan, nor (under auto) raw or hfpac+rbuc; any other header takes its own codec
 // only (checksums made valid, so the codec check itself answers).
 TEST(Archive, AutoIsAHeaderCodecOnly) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   hfa::ArchiveWriter w;
   hfa::Header h;
   h.tileLog = kLog;
@@ -635,7 +643,8 @@ TEST(Archive, AutoIsAHeaderCodecOnly) {
 }
 
 TEST(Archive, NotAnArchive) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   const std::string path = (dir / "text.hfa").string();
   const std::string text(300, 'x');
   writeFile(path, reinterpret_cast<const uint8_t*>(text.data()), text.size());
@@ -663,6 +672,50 @@ struct FakeClock {
   }
 };
 }  // namespace
+
+// The HTTP mirror's block bookkeeping keeps entries only for blocks that are cached, in flight or
+// pinned: a terabyte archive costs memory for what is cached, not for its size.
+TEST(BlockTable, OnlyCachedInFlightOrPinnedBlocksHaveEntries) {
+  using hfa::detail::BlockTable;
+  BlockTable t;
+  constexpr size_t kFar = size_t(1) << 40;  // a block of a 16 PiB archive: no dense array behind it
+  EXPECT_EQ(t.state(kFar), BlockTable::kAbsent);
+  EXPECT_EQ(t.pins(kFar), 0u);
+  t.setState(kFar, BlockTable::kAbsent);  // absent stays entry-free
+  EXPECT_EQ(t.entries(), 0u);
+  t.setState(7, BlockTable::kInFlight);
+  t.arrived(kFar, 41);
+  EXPECT_EQ(t.entries(), 2u);
+  EXPECT_EQ(t.state(7), BlockTable::kInFlight);
+  EXPECT_EQ(t.state(kFar), BlockTable::kPresent);
+  EXPECT_EQ(t.used(kFar), 41u);
+  t.pin(kFar, 42);
+  t.pin(kFar, 43);
+  EXPECT_EQ(t.pins(kFar), 2u);
+  EXPECT_EQ(t.used(kFar), 43u);
+  t.setState(kFar, BlockTable::kAbsent);  // invalidated while pinned: the pins stay
+  EXPECT_EQ(t.entries(), 2u);
+  EXPECT_EQ(t.pins(kFar), 2u);
+  t.unpin(kFar);
+  t.unpin(kFar);
+  t.unpin(kFar);  // one more than pinned: no underflow
+  EXPECT_EQ(t.pins(kFar), 0u);
+  EXPECT_EQ(t.entries(), 1u);  // absent and unpinned: gone
+  t.setState(7, BlockTable::kAbsent);
+  EXPECT_EQ(t.entries(), 0u);
+  for (size_t b = 0; b < 1000; ++b) t.setState(b * 1000003, b % 2 ? BlockTable::kPresent : BlockTable::kInFlight);
+  size_t present = 0, seen = 0;
+  t.forEach([&](size_t b, BlockTable::State s, uint32_t pins, uint32_t) {
+    ++seen;
+    present += s == BlockTable::kPresent;
+    EXPECT_EQ(b % 1000003, 0u);
+    EXPECT_EQ(pins, 0u);
+  });
+  EXPECT_EQ(seen, 1000u);
+  EXPECT_EQ(present, 500u);
+  t.clear();
+  EXPECT_EQ(t.entries(), 0u);
+}
 
 TEST(ReadLimiter, OneChannelAtTheGivenRate) {
   FakeClock c;
@@ -695,7 +748,8 @@ TEST(ReadLimiter, ConcurrentReadersQueueBehindEachOther) {
 }
 
 TEST(ReadLimiter, ArchiveReadsPassThroughItAndCacheCanBeDropped) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   std::string error;
   hfa::ArchiveReader r;
   ASSERT_TRUE(r.open(writeArchive(dir, "lim.hfa", hfa::Codec::Hfpac, true), error)) << error;
@@ -736,7 +790,8 @@ TEST(ReadLimiter, ArchiveReadsPassThroughItAndCacheCanBeDropped) {
 // charged only the rest; tiles without layers (raw, 2DRBUC) come whole and exact. A corrupt byte
 // in layer 3 is not seen by the lossy decode (no checksum covers its part) but fails the exact one.
 TEST(Archive, LossyDecodeReadsLayersOneAndTwoOnly) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   std::string error;
   for (hfa::Codec codec : {hfa::Codec::Hfpac, hfa::Codec::HfpacRbuc, hfa::Codec::Raw}) {
     const std::string path = writeArchive(dir, std::string("lossy_") + hfa::codecName(codec) + ".hfa", codec);
@@ -821,7 +876,8 @@ TEST(Archive, LossyDecodeReadsLayersOneAndTwoOnly) {
 // in place with other bytes, the payloads fail their checksums. The copy functions and the
 // decoders (what the viewer uses) never fault.
 TEST(Archive, ChangedOnDiskWhileOpenIsAnErrorNotACrash) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   std::string error;
   const std::string path = writeArchive(dir, "changing.hfa", hfa::Codec::Hfpac, true);
   hfa::ArchiveReader r;
@@ -887,7 +943,8 @@ TEST(FaultInjection, EveryInjectedFaultIsAFailedReadAndDelaysChangeNothing) {
   EXPECT_DOUBLE_EQ(spec.flip, 0.02);
   for (const char* bad : {"eio", "eio=2", "flip=-0.1", "bogus=0.1", "delay=0.1:5s", "seed=x", "eio=0.6,flip=0.6", "eio=0.1x"})
     EXPECT_FALSE(hfa::parseFaultSpec(bad, spec, error)) << bad;
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   hfa::ArchiveReader r;
   ASSERT_TRUE(r.open(writeArchive(dir, "faults.hfa", hfa::Codec::Hfpac), error)) << error;
   std::vector<uint16_t> buf(size_t(kP) * kP);
@@ -945,7 +1002,8 @@ TEST(FaultInjection, EveryInjectedFaultIsAFailedReadAndDelaysChangeNothing) {
 // after a page drop and on a closed reader; the payloads read afterwards are unchanged and
 // the pages it asked for are in memory.
 TEST(Archive, WillNeedReadsAheadWithoutChangingAnything) {
-  const fs::path dir = tempDir();
+  const hf_test::TempDir scratch("hf_archive_test");  // removed with its files, however the test ends
+  const fs::path& dir = scratch.path;
   std::string error;
   hfa::ArchiveReader r;
   ASSERT_TRUE(r.open(writeArchive(dir, "ahead.hfa", hfa::Codec::Hfpac), error)) << error;

@@ -14,6 +14,7 @@
 
 #include "archive/archive.h"
 #include "render/measure/measure.h"
+#include "test_files.h"
 
 namespace {
 
@@ -109,7 +110,7 @@ std::string writeArchive(const fs::path& dir) {
 }
 
 struct ArchiveFixture : ::testing::Test {
-  fs::path dir = fs::temp_directory_path() / ("hf_measure_test_" + std::to_string(::getpid()));
+  fs::path dir = hf_test::makeFreshDir("hf_measure_test");
   hfa::ArchiveReader archive;
   void SetUp() override {
     fs::create_directories(dir);

@@ -11,13 +11,14 @@
 #include <string>
 
 #include "render/camera/bookmarks.h"
+#include "test_files.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
 struct BookmarksTest : ::testing::Test {
-  fs::path dir = fs::temp_directory_path() / ("hf_bookmarks_test_" + std::to_string(::getpid()));
+  fs::path dir = hf_test::makeFreshDir("hf_bookmarks_test");
   std::string file = (dir / "sub" / "bookmarks.json").string();
   void SetUp() override { fs::create_directories(dir); }
   void TearDown() override { fs::remove_all(dir); }

@@ -43,6 +43,7 @@
 #include "gl_leak_check.h"
 #include "archive/archive.h"
 #include "render/gl/renderer.h"
+#include "test_files.h"
 
 // Mesa unloads its driver (swrast_dri.so, libLLVM) in eglTerminate; LeakSanitizer then sees the
 // driver's one-time allocations from an "<unknown module>" and tests/lsan.supp (driver libraries
@@ -559,9 +560,7 @@ namespace fs = std::filesystem;
 const fs::path& scratch() {
   struct Dir {
     fs::path path;
-    Dir() : path(fs::temp_directory_path() / ("hf_render_gl_test_" + std::to_string(::getpid()))) {
-      fs::create_directories(path);
-    }
+    Dir() : path(hf_test::makeFreshDir("hf_render_gl_test")) {}
     ~Dir() {
       std::error_code ec;
       fs::remove_all(path, ec);

@@ -33,6 +33,7 @@
 #include "imagery_archive.h"
 #include "render/gl/renderer.h"
 #include "render/stream/colour.h"
+#include "test_files.h"
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LeakSanitizer + Mesa)
 
@@ -43,9 +44,7 @@ constexpr int kW = 320, kH = 320;
 
 fs::path scratch() {
   static const fs::path d = [] {
-    fs::path p = fs::temp_directory_path() / ("hf_render_imagery_" + std::to_string(::getpid()));
-    fs::create_directories(p);
-    return p;
+    return hf_test::makeFreshDir("hf_render_imagery");
   }();
   return d;
 }

@@ -198,10 +198,17 @@ TEST(SimdRows, HfpacDecodeIsTheSameWithAndWithoutSimd) {
       }
 }
 
+// Every lane count, masked and not; both token sets (the AVX2 loop's compact table serves the
+// small one without a mask, the 64-bit table the rest); groups with and without raw bits.
 TEST(SimdRows, AnsDecodeIsTheSameWithAndWithoutSimd) {
   if (!hasAvx2()) GTEST_SKIP() << "no AVX2 on this CPU";
   std::mt19937 rng(9);
-  for (const hftest::Patch& p : decoderInputs())
+  std::vector<hftest::Patch> inputs = decoderInputs();
+  for (const auto& side : {std::pair{129, 129}, std::pair{100, 37}, std::pair{7, 40}}) {
+    inputs.push_back(hftest::lattice(side.first, side.second));
+    inputs.push_back(hftest::smooth(side.first, side.second, hfpac::SampleType::UInt16, 21, 20000, 40));
+  }
+  for (const hftest::Patch& p : inputs)
     for (int lanes : {8, 16, 24, 32, 5}) {
       for (bool mask : {false, true}) {
         hfpac::AnsOptions o;

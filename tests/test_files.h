@@ -5,19 +5,24 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 namespace hf_test {
 
+// A new, empty folder PREFIX_XXXXXX under the system temp dir (mkdtemp). Never a name derived
+// from the process id: CI runs thousands of test processes, pids wrap, and a folder left by an
+// earlier process with the same pid would not be empty.
+inline std::filesystem::path makeFreshDir(const std::string& prefix) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "_XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp " + tmpl + " failed");
+  return tmpl;
+}
+
 // A fresh folder under the system temp dir, removed with everything in it on destruction.
 struct TempDir {
   std::filesystem::path path;
-  explicit TempDir(const std::string& prefix = "hf_test") {
-    static int n = 0;
-    path = std::filesystem::temp_directory_path() /
-           (prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    std::filesystem::create_directories(path);
-  }
+  explicit TempDir(const std::string& prefix = "hf_test") : path(makeFreshDir(prefix)) {}
   ~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path, ec);

@@ -230,6 +230,21 @@ inline Patch negative(int w, int h, uint64_t seed = 5) {
   });
 }
 
+// Lidar quantised finer than its own step: a random walk on multiples of 13, plus 0 or 1 (HFAN's
+// residuals then have a fine structure that its large token set, d = 8, codes better).
+inline Patch lattice(int w, int h, uint64_t seed = 18) {
+  Patch p = makePatch("lattice", w, h, hfpac::SampleType::UInt16);
+  Rng rng(seed);
+  for (int y = 0; y < h; ++y) {
+    int32_t v = 30000 + int32_t(rng.below(200)) * 13;
+    for (int x = 0; x < w; ++x) {
+      v += (int32_t(rng.below(9)) - 4) * 13 + int32_t(rng.below(2));
+      p.at(x, y) = uint16_t(std::clamp(v, 0, 65535));
+    }
+  }
+  return p;
+}
+
 // The whole Int16 range: random extremes mixed with -32768 / 32767 rows.
 inline Patch extremes(int w, int h, uint64_t seed = 9) {
   Rng rng(seed);

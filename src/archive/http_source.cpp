@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "archive/block_table.h"
 #include "archive/read_limit.h"
 
 #ifndef HF_HAVE_CURL
@@ -52,7 +53,9 @@ constexpr uint64_t kMinCacheBytes = 1ull << 20;  // below this, ranges would evi
 constexpr size_t kOpenBlocks = 4;  // the first request asks for this many blocks (the header and
                                    // usually the whole index of a small archive)
 
-enum : uint8_t { kAbsent = 0, kPresent = 1, kInFlight = 2 };
+using detail::BlockTable;
+constexpr BlockTable::State kAbsent = BlockTable::kAbsent, kPresent = BlockTable::kPresent,
+                            kInFlight = BlockTable::kInFlight;
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -270,8 +273,7 @@ class HttpSource final : public ByteSource {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool stop_ = false;
-  std::vector<uint8_t> state_;
-  std::vector<uint32_t> pins_, used_;
+  BlockTable blocks_;  // per block: state, pins, last use (sparse: block_table.h)
   uint32_t tick_ = 0;
   uint64_t presentBytes_ = 0, inFlightBytes_ = 0;
   std::unordered_map<size_t, std::shared_ptr<Range>> inFlight_;  // block -> its range
@@ -396,8 +398,8 @@ bool HttpSource::open(const std::string& url, const HttpOptions& options, std::s
     off += size_t(w);
   }
   for (size_t b = 0; b < blockCount() && blockEnd(b) <= first.size(); ++b)
-    if (state_[b] != kPresent) {
-      state_[b] = kPresent;
+    if (blocks_.state(b) != kPresent) {
+      blocks_.setState(b, kPresent);
       presentBytes_ += blockBytes(b);
     }
   stats_.requests = 1;
@@ -416,9 +418,7 @@ bool HttpSource::open(const std::string& url, const HttpOptions& options, std::s
 
 bool HttpSource::setUpCache(std::string& error) {
   const std::string dir = options_.cacheDir.empty() ? defaultCacheDir() : options_.cacheDir;
-  state_.assign(blockCount(), kAbsent);
-  pins_.assign(blockCount(), 0);
-  used_.assign(blockCount(), 0);
+  blocks_.clear();
   if (!dir.empty() && makeDirs(dir)) {
     char key[17];
     std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(fnv1a(url_)));
@@ -513,7 +513,7 @@ bool HttpSource::loadMeta(const std::string& metaPath) {
   if (!ok) return false;
   for (size_t b = 0; b < blockCount(); ++b)
     if (bits[b / 8] >> (b % 8) & 1) {
-      state_[b] = kPresent;
+      blocks_.setState(b, kPresent);
       presentBytes_ += blockBytes(b);
     }
   return true;
@@ -523,8 +523,9 @@ void HttpSource::saveMeta() {
   std::vector<uint8_t> bits((blockCount() + 7) / 8, 0);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (size_t b = 0; b < blockCount(); ++b)
-      if (state_[b] == kPresent) bits[b / 8] |= uint8_t(1u << (b % 8));
+    blocks_.forEach([&](size_t b, BlockTable::State state, uint32_t, uint32_t) {
+      if (state == kPresent) bits[b / 8] |= uint8_t(1u << (b % 8));
+    });
   }
   const std::string tmp = metaPath_ + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
@@ -593,20 +594,26 @@ void HttpSource::punch(uint64_t offset, uint64_t size) {
 void HttpSource::evictLocked(uint64_t incoming, size_t keepFirst, size_t keepLast) {
   const uint64_t budget = options_.cacheBytes;
   if (presentBytes_ + inFlightBytes_ + incoming <= budget) return;
-  // Down to 7/8 of the budget at once, so that eviction (a sort over the blocks) is rare.
+  // Down to 7/8 of the budget at once, so that eviction (a sort over the cached blocks) is rare.
   const uint64_t target = budget / 8 * 7;
-  std::vector<size_t> candidates;
-  for (size_t b = 0; b < state_.size(); ++b)
-    if (state_[b] == kPresent && pins_[b] == 0 && (b < keepFirst || b > keepLast)) candidates.push_back(b);
-  std::sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) {
-    return uint32_t(used_[a] - tick_) < uint32_t(used_[b] - tick_);  // oldest first, wrap-safe
+  struct Candidate {
+    size_t block;
+    uint32_t age;  // ticks since last use (wrap-safe)
+  };
+  std::vector<Candidate> candidates;
+  blocks_.forEach([&](size_t b, BlockTable::State state, uint32_t pins, uint32_t used) {
+    if (state == kPresent && pins == 0 && (b < keepFirst || b > keepLast))
+      candidates.push_back(Candidate{b, uint32_t(tick_ - used)});
+  });
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.age != b.age ? a.age > b.age : a.block < b.block;  // oldest first
   });
   std::vector<size_t> evicted;
-  for (size_t b : candidates) {
+  for (const Candidate& c : candidates) {
     if (presentBytes_ + inFlightBytes_ + incoming <= target) break;
-    state_[b] = kAbsent;
-    presentBytes_ -= blockBytes(b);
-    evicted.push_back(b);
+    blocks_.setState(c.block, kAbsent);
+    presentBytes_ -= blockBytes(c.block);
+    evicted.push_back(c.block);
   }
   std::sort(evicted.begin(), evicted.end());
   for (size_t i = 0; i < evicted.size();) {
@@ -626,7 +633,7 @@ void HttpSource::queueRunLocked(size_t first, size_t end, size_t keepFirst, size
     r->end = blockEnd(e - 1);
     evictLocked(r->end - r->begin, keepFirst, keepLast);
     for (size_t k = b; k < e; ++k) {
-      state_[k] = kInFlight;
+      blocks_.setState(k, kInFlight);
       inFlight_[k] = r;
     }
     inFlightBytes_ += r->end - r->begin;
@@ -651,9 +658,9 @@ void HttpSource::mergeQueuedLocked(const std::shared_ptr<Range>& r) {
           q.end - r->begin > options_.maxRangeBytes)
         continue;
       bool gapAbsent = true;
-      for (uint64_t g = r->end; g < q.begin; g += B) gapAbsent = gapAbsent && state_[size_t(g / B)] == kAbsent;
+      for (uint64_t g = r->end; g < q.begin; g += B) gapAbsent = gapAbsent && blocks_.state(size_t(g / B)) == kAbsent;
       if (!gapAbsent) continue;
-      for (uint64_t g = r->end; g < q.begin; g += B) state_[size_t(g / B)] = kInFlight;
+      for (uint64_t g = r->end; g < q.begin; g += B) blocks_.setState(size_t(g / B), kInFlight);
       inFlightBytes_ += q.begin - r->end;
       for (size_t b = size_t(r->end / B); uint64_t(b) * B < q.end; ++b) inFlight_[b] = r;
       r->end = q.end;
@@ -687,14 +694,15 @@ bool HttpSource::acquire(uint64_t offset, uint64_t size, std::string& error) {
       }
     bool all = true, queued = false;
     for (size_t b = b0; b <= b1;) {
-      if (state_[b] == kPresent) {
+      const BlockTable::State state = blocks_.state(b);
+      if (state == kPresent) {
         ++b;
         continue;
       }
       all = false;
-      if (state_[b] == kAbsent) {
+      if (state == kAbsent) {
         size_t e = b;
-        while (e <= b1 && state_[e] == kAbsent) ++e;
+        while (e <= b1 && blocks_.state(e) == kAbsent) ++e;
         queueRunLocked(b, e, b0, b1);
         queued = true;
       }
@@ -704,10 +712,7 @@ bool HttpSource::acquire(uint64_t offset, uint64_t size, std::string& error) {
     }
     if (all) {
       ++tick_;
-      for (size_t b = b0; b <= b1; ++b) {
-        ++pins_[b];
-        used_[b] = tick_;
-      }
+      for (size_t b = b0; b <= b1; ++b) blocks_.pin(b, tick_);
       (missed ? stats_.cacheMissBytes : stats_.cacheHitBytes) += size;
       return true;
     }
@@ -726,8 +731,7 @@ void HttpSource::release(uint64_t offset, uint64_t size) {
   if (size == 0) return;
   const size_t b0 = size_t(offset / B), b1 = size_t((offset + size - 1) / B);
   std::lock_guard<std::mutex> lock(mutex_);
-  for (size_t b = b0; b <= b1 && b < pins_.size(); ++b)
-    if (pins_[b] > 0) --pins_[b];
+  for (size_t b = b0; b <= b1 && b < blockCount(); ++b) blocks_.unpin(b);
 }
 
 void HttpSource::prefetch(const ByteRange* ranges, size_t count) {
@@ -751,7 +755,7 @@ void HttpSource::prefetch(const ByteRange* ranges, size_t count) {
     std::lock_guard<std::mutex> lock(mutex_);
     size_t i = 0;
     while (i < blocks.size()) {
-      if (state_[blocks[i]] != kAbsent) {
+      if (blocks_.state(blocks[i]) != kAbsent) {
         ++i;
         continue;
       }
@@ -759,7 +763,7 @@ void HttpSource::prefetch(const ByteRange* ranges, size_t count) {
       ++i;
       while (i < blocks.size() && blocks[i] <= last + kGap + 1) {
         bool gapAbsent = true;
-        for (size_t g = last + 1; g <= blocks[i]; ++g) gapAbsent = gapAbsent && state_[g] == kAbsent;
+        for (size_t g = last + 1; g <= blocks[i]; ++g) gapAbsent = gapAbsent && blocks_.state(g) == kAbsent;
         if (!gapAbsent) break;
         last = blocks[i++];
       }
@@ -775,8 +779,8 @@ void HttpSource::invalidate(uint64_t offset, uint64_t size) {
   const uint64_t end = std::min(size_, offset + size);
   std::lock_guard<std::mutex> lock(mutex_);
   for (size_t b = size_t(offset / B); b <= size_t((end - 1) / B); ++b)
-    if (state_[b] == kPresent) {  // refetched over the same bytes; no hole needed
-      state_[b] = kAbsent;
+    if (blocks_.state(b) == kPresent) {  // refetched over the same bytes; no hole needed
+      blocks_.setState(b, kAbsent);
       presentBytes_ -= blockBytes(b);
     }
 }
@@ -784,13 +788,15 @@ void HttpSource::invalidate(uint64_t offset, uint64_t size) {
 void HttpSource::clearCache() {
   std::lock_guard<std::mutex> lock(mutex_);
   bool pinned = false;
-  for (size_t b = 0; b < state_.size(); ++b)
-    if (state_[b] == kPresent && pins_[b] == 0) {
-      state_[b] = kAbsent;
-      presentBytes_ -= blockBytes(b);
-    } else if (pins_[b] != 0) {
-      pinned = true;
-    }
+  std::vector<size_t> dropped;
+  blocks_.forEach([&](size_t b, BlockTable::State state, uint32_t pins, uint32_t) {
+    if (state == kPresent && pins == 0) dropped.push_back(b);
+    pinned = pinned || pins != 0;
+  });
+  for (size_t b : dropped) {
+    blocks_.setState(b, kAbsent);
+    presentBytes_ -= blockBytes(b);
+  }
   if (!pinned && inFlight_.empty()) punch(0, size_);
 }
 
@@ -968,8 +974,7 @@ size_t HttpSource::onData(char* data, size_t size, size_t count, void* user) {
   while (r.marked < r.end) {
     const size_t b = size_t(r.marked / B);
     if (s.blockEnd(b) > r.next) break;
-    s.state_[b] = kPresent;
-    s.used_[b] = s.tick_;  // arrived now: not the oldest in the LRU (read-ahead is read soon)
+    s.blocks_.arrived(b, s.tick_);  // arrived now: not the oldest in the LRU (read-ahead is read soon)
     s.inFlight_.erase(b);
     s.presentBytes_ += s.blockBytes(b);
     s.inFlightBytes_ -= s.blockBytes(b);
@@ -1008,8 +1013,8 @@ void HttpSource::finishTransfer(Transfer* t, CURLcode rc) {
       r.done = true;
       r.error = url_ + ": " + why + (r.attempt > 0 ? " (after " + std::to_string(r.attempt + 1) + " tries)" : "");
       ++stats_.failures;
-      for (size_t b = size_t(r.marked / B); b < state_.size() && uint64_t(b) * B < r.end; ++b) {
-        state_[b] = kAbsent;
+      for (size_t b = size_t(r.marked / B); b < blockCount() && uint64_t(b) * B < r.end; ++b) {
+        blocks_.setState(b, kAbsent);
         inFlight_.erase(b);
         inFlightBytes_ -= blockBytes(b);
       }

@@ -307,7 +307,8 @@ namespace {
 // (24-28), the escape flag (29) and the token's base value (32-63).
 struct DecodeTable {
   Freqs freq{}, start{};
-  std::array<uint64_t, kScale> entry;
+  std::array<uint64_t, kScale> entry;    // filled unless compact
+  std::array<uint32_t, kScale> compact;  // filled when compact (ans_lanes.h)
 };
 constexpr uint64_t kEntryEscape = detail::kAnsEntryEscape;
 inline uint32_t entryRawBits(uint64_t e) { return uint32_t(e >> 24) & 31u; }
@@ -317,7 +318,17 @@ inline uint32_t entryStep(uint64_t e, uint32_t x) {
   return ((uint32_t(e) & 4095u) + 1) * (x >> kScaleBits) + (uint32_t(e >> 12) & 4095u);
 }
 
-Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, const TokenSet& set, DecodeTable& table) {
+// The 64-bit entry of a compact one (the same token; ans_lanes.h has both layouts).
+uint64_t expandCompact(uint32_t e) {
+  const uint32_t rawBits = (e >> detail::kAnsCompactRawShift) & 15u;
+  if (rawBits == detail::kAnsCompactEscapeRaw) return (e & 0xffffffu) | kEntryEscape;
+  const uint32_t base = (e >> detail::kAnsCompactFieldShift) << rawBits;
+  return (e & 0xffffffu) | uint64_t(rawBits) << 24 | uint64_t(base) << 32;
+}
+
+// `compact`: fill table.compact (d = 4 only) instead of table.entry.
+Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, const TokenSet& set, bool compact,
+                 DecodeTable& table) {
   if (end - p < set.tableBytes) return Status::TruncatedStream;
   const uint8_t* presence = p;
   p += set.tableBytes;
@@ -339,6 +350,18 @@ Status readTable(const uint8_t*& p, const uint8_t* end, bool masked, const Token
     sum += f;
   }
   if (sum != kScale) return Status::InvalidHeader;
+  if (compact) {  // d = 4: every token's fields fit 32 bits
+    for (int t = 0; t < used; ++t) {
+      const bool escape = t == set.escape;
+      const uint32_t rawBits = escape ? detail::kAnsCompactEscapeRaw : set.rawBits[size_t(t)];
+      // The token (direct), 4..7 (others), 0 (the escape).
+      const uint32_t field = escape ? 0 : set.base[size_t(t)] >> rawBits;
+      const uint32_t fields = field << detail::kAnsCompactFieldShift | rawBits << detail::kAnsCompactRawShift |
+                              (table.freq[size_t(t)] - 1);
+      for (uint32_t k = 0; k < table.freq[size_t(t)]; ++k) table.compact[table.start[size_t(t)] + k] = fields | k << 12;
+    }
+    return Status::Ok;
+  }
   for (int t = 0; t < used; ++t) {
     const bool escape = t == set.escape;
     const uint64_t fields = (escape ? kEntryEscape : uint64_t(set.rawBits[size_t(t)]) << 24) |
@@ -369,11 +392,13 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   const TokenSet& set = tokenSet(info.directLog2);
   const uint8_t* p = data + kAnsHeaderBytes + (info.masked ? kMaskBytes : 0);
   const uint8_t* const end = data + info.streamBytes;
+  const size_t lanes = size_t(info.lanes);
+  // The AVX2 loop's compact tables where they apply (one gather per lookup instead of two).
+  const bool compact = info.directLog2 == detail::kAnsCompactDirectLog2 && detail::ansAvx2ServesLanes(lanes);
   DecodeTable tables[2];
   for (int c = 0; c < (info.masked ? 2 : 1); ++c)
-    if (Status st = readTable(p, end, info.masked, set, tables[c]); st != Status::Ok) return st;
+    if (Status st = readTable(p, end, info.masked, set, compact, tables[c]); st != Status::Ok) return st;
 
-  const size_t lanes = size_t(info.lanes);
   if (size_t(end - p) < 4 * lanes) return Status::TruncatedStream;
   uint32_t state[kAnsMaxLanes];
   for (size_t l = 0; l < lanes; ++l, p += 4) {
@@ -425,6 +450,8 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
   detail::AnsGroupDecoder d;
   d.entries = tables[0].entry.data();
   d.tableStride = size_t(tables[1].entry.data() - tables[0].entry.data());
+  d.compactEntries = compact ? tables[0].compact.data() : nullptr;
+  d.compactStride = size_t(tables[1].compact.data() - tables[0].compact.data());
   d.wordBytes = wordBytes;
   d.words = words;
   d.n = n;
@@ -504,7 +531,9 @@ Status ansDecode(const uint8_t* data, size_t size, uint16_t* dst, size_t dstStri
     const bool fast = words - pos > 2 * count;
     uint64_t entry[kAnsMaxLanes];
     for (size_t l = 0; l < count; ++l) {
-      const uint64_t e = tables[laneMasked[l]].entry[state[l] & (kScale - 1)];
+      const uint32_t slot = state[l] & (kScale - 1);
+      const DecodeTable& table = tables[laneMasked[l]];
+      const uint64_t e = compact ? expandCompact(table.compact[slot]) : table.entry[slot];
       uint32_t s = entryStep(e, state[l]);
       if (fast) {
         refillFast(s);

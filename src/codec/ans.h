@@ -43,16 +43,18 @@ constexpr int kAnsVersion = 1;
 constexpr int kAnsHeaderBytes = 16;
 constexpr int kAnsMaxLanes = 64;
 // Lane counts: kAnsAutoLanes lets the encoder choose per patch by the stream's estimated size,
-// since every lane costs 4 bytes of state: 32 lanes from 4096 bytes on (96 bytes more than 8
-// lanes: at most 2.3 %), 16 from 2048 (32 more: at most 1.6 %), else 8. More lanes decode faster:
-// on a CPU, more independent chains per AVX2 group (32 lanes: about twice 8 lanes' speed), on a
-// GPU, more threads of the patch's warp at work.
+// since every lane costs 4 bytes of state: 32 lanes from 768 bytes on (96 bytes more than 8
+// lanes: at most 12.5 % of such a patch, whose samples code to under 0.4 bits each), 16 from 384
+// (32 more), else 8. More lanes decode faster: on a CPU, more independent chains per AVX2 group
+// (32 lanes: about twice 8 lanes' speed), on a GPU, more threads of the patch's warp at work.
+// Measured on ps_height_4k, the smoothest shared DEM (bench/results/codec.md, session 19): 2.7 %
+// of its HFAN ratio for 1.6x its decode speed against 4096 / 2048 bytes; under 0.9 % elsewhere.
 constexpr int kAnsAutoLanes = 0;
 constexpr int kAnsWideLanes = 32;
 constexpr int kAnsMidLanes = 16;
 constexpr int kAnsNarrowLanes = 8;
-constexpr int kAnsWideLanesMinBytes = 4096;
-constexpr int kAnsMidLanesMinBytes = 2048;
+constexpr int kAnsWideLanesMinBytes = 768;
+constexpr int kAnsMidLanesMinBytes = 384;
 
 struct AnsOptions {
   int lanes = kAnsAutoLanes;     // kAnsAutoLanes, or 1..kAnsMaxLanes

@@ -3,11 +3,13 @@
 // entry point reports that it did nothing and the scalar loops run.
 //
 // One group of 8 samples is 8 rANS lanes in one register: the slot entries by two gathers (the
-// low and high words of the 64-bit entries), the state step by one multiply, and each refill
+// low and high words of the 64-bit entries; one gather of the compact 32-bit entries for
+// unmasked streams of the small token set), the state step by one multiply, and each refill
 // (lanes that fell below 2^16 take the next words of the shared stream, in lane order) by a
 // byte-free permute: lane l takes word pos + (number of needing lanes before l), looked up from
 // the 8-bit need mask. Inside a row, the samples are a prefix sum of the residuals plus the last
-// sample. Everything equals the scalar loop: the same states, words, samples and flags.
+// sample, kept in a register while a row goes on. Everything equals the scalar loop: the same
+// states, words, samples and flags.
 #include "codec/ans_lanes.h"
 #include "codec/simd_rows.h"
 
@@ -70,8 +72,28 @@ __attribute__((target("avx2"))) inline __m256i mulLow32(__m256i a, __m256i b) {
 
 // What the group loop sets up once per patch.
 struct GroupConstants {
-  __m256i slotMask, field12, one, escapeBit, contextWords, lo, hi, maskValue, low16;
+  __m256i slotMask, field12, one, escapeBit, contextWords, lo, hi, maskValue, low16, seven, compactEscape;
 };
+
+// The residuals of a register's 8 lanes (zigzagged in zv), unzigzagged and summed in lane order.
+__attribute__((target("avx2"))) inline __m256i prefixSumOfResiduals(__m256i zv, const GroupConstants& c) {
+  __m256i r = _mm256_xor_si256(_mm256_srli_epi32(zv, 1), _mm256_sub_epi32(_mm256_setzero_si256(),
+                                                                         _mm256_and_si256(zv, c.one)));
+  r = _mm256_add_epi32(r, _mm256_slli_si256(r, 4));
+  r = _mm256_add_epi32(r, _mm256_slli_si256(r, 8));
+  const __m256i carry = _mm256_permutevar8x32_epi32(r, _mm256_set1_epi32(3));
+  return _mm256_add_epi32(r, _mm256_blend_epi32(_mm256_setzero_si256(), carry, 0xf0));
+}
+
+// A register's 8 values as 16-bit samples (their low 16 bits).
+__attribute__((target("avx2"))) inline __m128i packSamples(__m256i v, const GroupConstants& c) {
+  const __m256i packed = _mm256_packus_epi32(_mm256_and_si256(v, c.low16), _mm256_setzero_si256());
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));  // qwords 0, 2
+}
+
+__attribute__((target("avx2"))) inline void storeSamples(uint16_t* at, __m256i v, const GroupConstants& c) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(at), packSamples(v, c));
+}
 
 // Writes one register's 8 samples (the register's lanes are samples first .. first + 7, at d.x
 // in d.row): last unmasked sample + the prefix sum of the residuals, restarted from the sample
@@ -88,12 +110,7 @@ __attribute__((target("avx2"))) inline void emitRegister(AnsGroupDecoder& d, con
     d.emit(entryLow, z, L);
     return;
   }
-  __m256i r = _mm256_xor_si256(_mm256_srli_epi32(zv, 1), _mm256_sub_epi32(_mm256_setzero_si256(),
-                                                                         _mm256_and_si256(zv, c.one)));
-  r = _mm256_add_epi32(r, _mm256_slli_si256(r, 4));
-  r = _mm256_add_epi32(r, _mm256_slli_si256(r, 8));
-  const __m256i carry = _mm256_permutevar8x32_epi32(r, _mm256_set1_epi32(3));
-  r = _mm256_add_epi32(r, _mm256_blend_epi32(_mm256_setzero_si256(), carry, 0xf0));
+  const __m256i r = prefixSumOfResiduals(zv, c);
   // Lane j starts a row (j = 8: none). The prediction base of lanes >= j is the sample above it,
   // unless that row is the first, lane j is an escape, or the sample above is masked.
   const size_t x0 = d.x;
@@ -126,8 +143,7 @@ __attribute__((target("avx2"))) inline void emitRegister(AnsGroupDecoder& d, con
     out = _mm256_blendv_epi8(v, c.maskValue, escape);
   }
   badLanes = _mm256_or_si256(badLanes, outside);
-  const __m256i packed = _mm256_packus_epi32(_mm256_and_si256(out, c.low16), _mm256_setzero_si256());
-  const __m128i samples = _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));  // qwords 0, 2
+  const __m128i samples = packSamples(out, c);
   d.last = (j < L ? restart : base) + int64_t(_mm256_extract_epi32(r, 7));
   if (j == L) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d.row + x0), samples);
@@ -149,23 +165,29 @@ __attribute__((target("avx2"))) inline void emitRegister(AnsGroupDecoder& d, con
 }
 
 // The group loop for R registers of 8 lanes (lanes = 8R): the table lookups and state steps of
-// the registers are independent (R chains in flight); the refills follow lane order.
-template <int R>
+// the registers are independent (R chains in flight); the refills follow lane order. kCompact:
+// the tables are d.compactEntries (ans_lanes.h).
+template <int R, bool kCompact>
 __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
   constexpr size_t L = size_t(R) * kAnsRegisterLanes;
   const RefillTable& table = refillTable();
-  const int* entryWords = reinterpret_cast<const int*>(d.entries);  // little-endian 64-bit entries
+  // Little-endian 64-bit entries as pairs of 32-bit words, or the compact 32-bit entries.
+  const int* entryWords = kCompact ? reinterpret_cast<const int*>(d.compactEntries)
+                                   : reinterpret_cast<const int*>(d.entries);
   GroupConstants c;
   c.slotMask = _mm256_set1_epi32(int((1u << kAnsScaleBits) - 1u));
   c.field12 = _mm256_set1_epi32(4095);
   c.one = _mm256_set1_epi32(1);
   c.escapeBit = _mm256_set1_epi32(int(kAnsEntryEscape));
-  // Context t's table starts t * tableStride entries on: in 32-bit words, twice that.
-  c.contextWords = _mm256_set1_epi32(int(2 * d.tableStride));
+  // Context t's table starts t * tableStride entries on: in 32-bit words, twice that (compact
+  // tables: t * compactStride words).
+  c.contextWords = _mm256_set1_epi32(kCompact ? int(d.compactStride) : int(2 * d.tableStride));
   c.lo = _mm256_set1_epi32(d.lo);
   c.hi = _mm256_set1_epi32(d.hi);
   c.maskValue = _mm256_set1_epi32(d.maskValue);
   c.low16 = _mm256_set1_epi32(0xffff);
+  c.seven = _mm256_set1_epi32(7);
+  c.compactEscape = _mm256_set1_epi32(int(kAnsCompactEscapeRaw));
   __m256i x[R], context[R];
   for (int q = 0; q < R; ++q) {
     x[q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(d.state + 8 * q));
@@ -174,6 +196,11 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
         c.contextWords);
   }
   __m256i badLanes = _mm256_setzero_si256();
+  // The fast path's range check: the lowest and highest values written (one test at the end).
+  __m256i lowest = c.lo, highest = c.hi;
+  // The last unmasked sample in every lane. Where it matters it fits 32 bits (emitRegister says
+  // why); where it does not, the out-of-range flag is set already.
+  __m256i lastV = _mm256_set1_epi32(int32_t(d.last));
   size_t pos = d.pos;
   WordSource src{d.wordBytes, 0};
   // Once at most 2L + 8 words remain (a group reads at most 2L, a load 8 past its position),
@@ -196,9 +223,16 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
     // Tokens: the slot's entry and the state step for every register, then the refills.
 #pragma GCC unroll 4
     for (int q = 0; q < R; ++q) {
-      const __m256i slot2 = _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(x[q], c.slotMask), 1), context[q]);
-      eLow[q] = _mm256_i32gather_epi32(entryWords, slot2, 4);
-      zv[q] = _mm256_i32gather_epi32(entryWords + 1, slot2, 4);  // the token's base, for now
+      if constexpr (kCompact) {
+        const __m256i slot = _mm256_add_epi32(_mm256_and_si256(x[q], c.slotMask), context[q]);
+        eLow[q] = _mm256_i32gather_epi32(entryWords, slot, 4);
+        zv[q] = _mm256_srli_epi32(eLow[q], kAnsCompactFieldShift);  // the value field, for now
+      } else {
+        const __m256i slot2 =
+            _mm256_add_epi32(_mm256_slli_epi32(_mm256_and_si256(x[q], c.slotMask), 1), context[q]);
+        eLow[q] = _mm256_i32gather_epi32(entryWords, slot2, 4);
+        zv[q] = _mm256_i32gather_epi32(entryWords + 1, slot2, 4);  // the token's base, for now
+      }
       const __m256i freq = _mm256_add_epi32(_mm256_and_si256(eLow[q], c.field12), c.one);
       const __m256i offset = _mm256_and_si256(_mm256_srli_epi32(eLow[q], 12), c.field12);
       x[q] = _mm256_add_epi32(mulLow32(freq, _mm256_srli_epi32(x[q], kAnsScaleBits)), offset);
@@ -215,17 +249,24 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
     // Raw bits: the low k bits of the state complete the token's base. A group without any
     // (small residuals: flat and smooth ground, sea) skips the pass and its refill, which would
     // change nothing (every state is >= 2^16 after the token refill): a shorter chain per group.
-    __m256i anyRaw = _mm256_setzero_si256();
+    __m256i anyRaw = _mm256_setzero_si256(), escape[R];
 #pragma GCC unroll 4
     for (int q = 0; q < R; ++q) {
-      k[q] = _mm256_and_si256(_mm256_srli_epi32(eLow[q], 24), _mm256_set1_epi32(31));
+      if constexpr (kCompact) {  // a raw bit count of 15 is the escape (no raw bits)
+        const __m256i rawField = _mm256_and_si256(_mm256_srli_epi32(eLow[q], kAnsCompactRawShift), c.compactEscape);
+        escape[q] = _mm256_cmpeq_epi32(rawField, c.compactEscape);
+        k[q] = _mm256_andnot_si256(escape[q], rawField);
+      } else {
+        escape[q] = _mm256_cmpeq_epi32(_mm256_and_si256(eLow[q], c.escapeBit), c.escapeBit);
+        k[q] = _mm256_and_si256(_mm256_srli_epi32(eLow[q], 24), _mm256_set1_epi32(31));
+      }
       anyRaw = _mm256_or_si256(anyRaw, k[q]);
     }
     if (!_mm256_testz_si256(anyRaw, anyRaw)) {
 #pragma GCC unroll 4
       for (int q = 0; q < R; ++q) {
         const __m256i raw = _mm256_and_si256(x[q], _mm256_sub_epi32(_mm256_sllv_epi32(c.one, k[q]), c.one));
-        zv[q] = _mm256_or_si256(zv[q], raw);
+        zv[q] = _mm256_or_si256(kCompact ? _mm256_sllv_epi32(zv[q], k[q]) : zv[q], raw);
         x[q] = _mm256_srlv_epi32(x[q], k[q]);
       }
 #pragma GCC unroll 4
@@ -234,9 +275,29 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
     }
 #pragma GCC unroll 4
     for (int q = 0; q < R; ++q) {
-      const __m256i escape = _mm256_cmpeq_epi32(_mm256_and_si256(eLow[q], c.escapeBit), c.escapeBit);
-      if (d.masked) context[q] = _mm256_and_si256(escape, c.contextWords);
-      emitRegister(d, c, eLow[q], zv[q], escape, badLanes);
+      if (d.masked) context[q] = _mm256_and_si256(escape[q], c.contextWords);
+      if (d.x != 0 && d.width - d.x >= kAnsRegisterLanes && (!d.masked || _mm256_testz_si256(escape[q], escape[q]))) {
+        // Inside a row, not at its start, no escapes: the samples are the last one plus the
+        // prefix sum of the residuals; `last` stays in a register (no trip through a scalar).
+        const __m256i v = _mm256_add_epi32(prefixSumOfResiduals(zv[q], c), lastV);
+        lowest = _mm256_min_epi32(lowest, v);
+        highest = _mm256_max_epi32(highest, v);
+        if (d.masked)  // an unmasked sample equal to the mask value: a corrupt stream
+          badLanes = _mm256_or_si256(badLanes, _mm256_cmpeq_epi32(_mm256_and_si256(v, c.low16), c.maskValue));
+        storeSamples(d.row + d.x, v, c);
+        lastV = _mm256_permutevar8x32_epi32(v, c.seven);
+        d.x += kAnsRegisterLanes;
+        if (d.x == d.width) {
+          d.x = 0;
+          ++d.y;
+          d.row += d.dstStride;
+        }
+        continue;
+      }
+      d.last = _mm256_cvtsi256_si32(lastV);
+      // (emitRegister's scalar path reads the escape bit of the 64-bit entries' low words.)
+      emitRegister(d, c, kCompact ? _mm256_and_si256(escape[q], c.escapeBit) : eLow[q], zv[q], escape[q], badLanes);
+      lastV = _mm256_set1_epi32(int32_t(d.last));
     }
     d.first += L;
   }
@@ -246,6 +307,8 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
     _mm256_store_si256(reinterpret_cast<__m256i*>(contextLanes), context[q]);
     for (size_t l = 0; l < kAnsRegisterLanes; ++l) d.laneMasked[8 * size_t(q) + l] = contextLanes[l] != 0;
   }
+  d.last = _mm256_cvtsi256_si32(lastV);
+  badLanes = _mm256_or_si256(badLanes, _mm256_or_si256(_mm256_cmpgt_epi32(c.lo, lowest), _mm256_cmpgt_epi32(highest, c.hi)));
   d.truncated = pos > d.words;
   d.pos = pos;
   d.bad |= uint32_t(!_mm256_testz_si256(badLanes, badLanes));
@@ -253,19 +316,24 @@ __attribute__((target("avx2,popcnt"))) void decodeGroups(AnsGroupDecoder& d) {
 
 }  // namespace
 
+bool ansAvx2ServesLanes(size_t lanes) {
+  return hasAvx2() && (lanes == 8 || lanes == 16 || lanes == 24 || lanes == 32);
+}
+
 bool ansDecodeGroupsAvx2(AnsGroupDecoder& d) {
-  if (!hasAvx2()) return false;
+  if (!ansAvx2ServesLanes(d.lanes)) return false;
+  const bool compact = d.compactEntries != nullptr;
   switch (d.lanes) {
-    case 8: decodeGroups<1>(d); return true;
-    case 16: decodeGroups<2>(d); return true;
-    case 24: decodeGroups<3>(d); return true;
-    case 32: decodeGroups<4>(d); return true;
-    default: return false;
+    case 8: compact ? decodeGroups<1, true>(d) : decodeGroups<1, false>(d); return true;
+    case 16: compact ? decodeGroups<2, true>(d) : decodeGroups<2, false>(d); return true;
+    case 24: compact ? decodeGroups<3, true>(d) : decodeGroups<3, false>(d); return true;
+    default: compact ? decodeGroups<4, true>(d) : decodeGroups<4, false>(d); return true;
   }
 }
 
 #else
 
+bool ansAvx2ServesLanes(size_t) { return false; }
 bool ansDecodeGroupsAvx2(AnsGroupDecoder&) { return false; }
 
 #endif

@@ -18,6 +18,17 @@ constexpr int kAnsScaleBits = 12;
 constexpr uint32_t kAnsStateLow = 1u << 16;  // states live in [2^16, 2^32)
 constexpr int kAnsRegisterLanes = 8;         // lanes in one AVX2 register
 
+// A compact entry (32 bits), for streams of the small token set (d = 4) in the AVX2 loop: one
+// gather per lookup instead of two, and a 16 KiB table per context instead of 32. freq - 1
+// (bits 0-11) and slot - start (12-23) as above, the raw bit count (24-27: at most 14 with
+// d = 4; 15 marks the escape, which has none) and a value field (28-31): the token itself for
+// the direct tokens (no raw bits), 4 + the two bits under the top bit for the others, so
+// z = field << rawBits | raw bits in both cases (the escape's field is 0).
+constexpr int kAnsCompactRawShift = 24;
+constexpr int kAnsCompactFieldShift = 28;
+constexpr uint32_t kAnsCompactEscapeRaw = 15;
+constexpr int kAnsCompactDirectLog2 = 4;
+
 // Tests only: true makes ansDecode take constant patches through the general loop too (its
 // shortcut for them skips decoding), so one process can compare both on the same streams.
 void setAnsConstantShortcutDisabledForTesting(bool disabled);
@@ -25,9 +36,12 @@ void setAnsConstantShortcutDisabledForTesting(bool disabled);
 uint64_t ansConstantShortcutsForTesting();
 
 struct AnsGroupDecoder {
-  // The stream: decoding tables (context c at entries + c * tableStride), the word stream.
+  // The stream: decoding tables (context c at entries + c * tableStride; or, where set, the
+  // compact tables: context c at compactEntries + c * compactStride), the word stream.
   const uint64_t* entries = nullptr;
   size_t tableStride = 0;
+  const uint32_t* compactEntries = nullptr;
+  size_t compactStride = 0;
   const uint8_t* wordBytes = nullptr;
   size_t words = 0;
   // The patch.
@@ -72,6 +86,10 @@ struct AnsGroupDecoder {
     }
   }
 };
+
+// True where ansDecodeGroupsAvx2 serves `lanes` lanes on this CPU (then it also takes compact
+// tables).
+bool ansAvx2ServesLanes(size_t lanes);
 
 // Decodes whole groups of `lanes` samples while at least that many samples remain, exactly as
 // the scalar loop would: same states, words, samples and flags; sets `truncated` (and stops) where

@@ -33,8 +33,8 @@ OceanStep::OceanStep(const OceanSpectrumHost& s, float choppiness) : size_(s.siz
   mipScratch_.allocate(detail::kOceanMipScratch);
   mipCounter_.allocate(1);
   CUDA_CHECK(cudaMemset(mipCounter_.get(), 0, sizeof(uint32_t)));
-  // The uploads and the zeroing run on the legacy stream; the steps on the caller's (maybe
-  // non-blocking) one: finish them here.
+  // The uploads (pageable copies, maybe still under way when cudaMemcpy returns) and the zeroing
+  // run on the legacy stream; the steps on the caller's (maybe non-blocking) one: finish them.
   CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 

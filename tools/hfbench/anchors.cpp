@@ -78,11 +78,11 @@ struct DCtxFree {
 
 }  // namespace
 
-AnchorResult benchZstd(const PatchSet& set, int level, int repeat, std::vector<uint16_t>& decoded) {
+AnchorResult benchZstd(const PatchSet& set, int level, std::vector<uint16_t>& decoded, DecodeRounds& rounds) {
   AnchorResult result;
   const size_t count = set.rects.size();
   std::unique_ptr<ZSTD_CCtx, CCtxFree> cctx(ZSTD_createCCtx());
-  std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
+  std::shared_ptr<ZSTD_DCtx> dctx(ZSTD_createDCtx(), DCtxFree());
   if (!cctx || !dctx) {
     result.error = "zstd: cannot create a context";
     return result;
@@ -114,7 +114,8 @@ AnchorResult benchZstd(const PatchSet& set, int level, int repeat, std::vector<u
                   " sample patches: interleaved " + std::to_string(trial_bytes[0]) +
                   " B, split " + std::to_string(trial_bytes[1]) + " B";
 
-  std::vector<std::vector<uint8_t>> streams(count);
+  auto streamsOwner = std::make_shared<std::vector<std::vector<uint8_t>>>(count);
+  std::vector<std::vector<uint8_t>>& streams = *streamsOwner;
   for (size_t i = 0; i < count; ++i)
     streams[i].resize(ZSTD_compressBound(2 * set.rects[i].points()));
 
@@ -134,28 +135,34 @@ AnchorResult benchZstd(const PatchSet& set, int level, int repeat, std::vector<u
   for (const auto& s : streams) result.compressedBytes += s.size();
 
   decoded.assign(set.points(), 0);
-  result.decodeSeconds = bestOf(repeat, [&] {
-    for (size_t i = 0; i < count; ++i) {
+  auto scratchOwner = std::make_shared<std::vector<uint8_t>>(std::move(scratch));
+  auto error = std::make_shared<std::string>();
+  const DecodeRounds::Decode decode = [&set, &decoded, dctx, streamsOwner, scratchOwner, split, error] {
+    std::vector<uint8_t>& out = *scratchOwner;
+    for (size_t i = 0; i < set.rects.size(); ++i) {
       const PatchRect& r = set.rects[i];
-      const size_t expect = 2 * r.points();
-      const size_t got = ZSTD_decompressDCtx(dctx.get(), scratch.data(), scratch.size(),
-                                             streams[i].data(), streams[i].size());
-      if (ZSTD_isError(got) || got != expect) {
-        result.error = std::string("zstd decode failed on patch ") + std::to_string(i) + ": " +
-                       (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
+      const std::vector<uint8_t>& in = (*streamsOwner)[i];
+      const size_t got = ZSTD_decompressDCtx(dctx.get(), out.data(), out.size(), in.data(), in.size());
+      if (ZSTD_isError(got) || got != 2 * r.points()) {
+        *error = std::string("zstd decode failed on patch ") + std::to_string(i) + ": " +
+                 (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "wrong size");
         return false;
       }
-      unpredict(split, scratch.data(), r.width, r.height, decoded.data() + r.offset);
+      unpredict(split, out.data(), r.width, r.height, decoded.data() + r.offset);
     }
     return true;
-  });
-  if (!result.error.empty()) return result;
+  };
+  if (!decode()) {
+    result.error = *error;
+    return result;
+  }
   result.lossless = comparePatches(set, decoded.data(), result.mismatch);
+  result.decodeRound = rounds.add(decode);
   result.ok = true;
   return result;
 }
 
-AnchorResult benchLerc(const PatchSet& set, int repeat, std::vector<uint16_t>& decoded) {
+AnchorResult benchLerc(const PatchSet& set, std::vector<uint16_t>& decoded, DecodeRounds& rounds) {
   AnchorResult result;
   const size_t count = set.rects.size();
   // Lerc_types.h: short = 2, unsigned short = 3.
@@ -166,7 +173,8 @@ AnchorResult benchLerc(const PatchSet& set, int repeat, std::vector<uint16_t>& d
                   (data_type == 2 ? "short" : "unsigned short") +
                   ", maxZErr 0.5, no mask, one blob per patch";
 
-  std::vector<std::vector<uint8_t>> streams(count);
+  auto streamsOwner = std::make_shared<std::vector<std::vector<uint8_t>>>(count);
+  std::vector<std::vector<uint8_t>>& streams = *streamsOwner;
   for (size_t i = 0; i < count; ++i) streams[i].resize(2 * set.rects[i].points() + 4096);
 
   Stopwatch encode_watch;
@@ -198,22 +206,26 @@ AnchorResult benchLerc(const PatchSet& set, int repeat, std::vector<uint16_t>& d
   for (const auto& s : streams) result.compressedBytes += s.size();
 
   decoded.assign(set.points(), 0);
-  result.decodeSeconds = bestOf(repeat, [&] {
-    for (size_t i = 0; i < count; ++i) {
+  auto error = std::make_shared<std::string>();
+  const DecodeRounds::Decode decode = [&set, &decoded, streamsOwner, data_type, error] {
+    for (size_t i = 0; i < set.rects.size(); ++i) {
       const PatchRect& r = set.rects[i];
-      const lerc_status st =
-          lerc_decode(streams[i].data(), static_cast<unsigned int>(streams[i].size()), 0, nullptr,
-                      1, r.width, r.height, 1, data_type, decoded.data() + r.offset);
+      const std::vector<uint8_t>& in = (*streamsOwner)[i];
+      const lerc_status st = lerc_decode(in.data(), static_cast<unsigned int>(in.size()), 0, nullptr, 1, r.width,
+                                         r.height, 1, data_type, decoded.data() + r.offset);
       if (st != 0) {
-        result.error = "lerc_decode failed on patch " + std::to_string(i) + " (status " +
-                       std::to_string(st) + ")";
+        *error = "lerc_decode failed on patch " + std::to_string(i) + " (status " + std::to_string(st) + ")";
         return false;
       }
     }
     return true;
-  });
-  if (!result.error.empty()) return result;
+  };
+  if (!decode()) {
+    result.error = *error;
+    return result;
+  }
   result.lossless = comparePatches(set, decoded.data(), result.mismatch);
+  result.decodeRound = rounds.add(decode);
   result.ok = true;
   return result;
 }

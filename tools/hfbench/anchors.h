@@ -9,16 +9,18 @@
 //         (UInt16), maxZErr 0.5 (lossless for integers), no validity mask (nodata samples are
 //         coded as values, as HFPaC codes them), one blob per patch.
 //
-// Encode time is one run over all patches (it includes the predictor); decode time is the
-// best of `repeat` runs (ZSTD_decompress + undoing the predictor; lerc_decode), single thread,
-// output into a buffer laid out like PatchSet::packed. Output buffers are sized before the
-// clock starts.
+// Encode time is one run over all patches (it includes the predictor). The decode
+// (ZSTD_decompress + undoing the predictor; lerc_decode; single thread, into a buffer laid out
+// like PatchSet::packed, sized before any clock starts) is run once for the lossless check and
+// then registered with `rounds` (decode_rounds.h), which times it interleaved with the other
+// codecs' decodes; AnchorResult::decodeRound names it there.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "decode_rounds.h"
 #include "patches.h"
 
 namespace hfbench {
@@ -30,13 +32,15 @@ struct AnchorResult {
   std::string detail;           // extra, e.g. the byte-split trial sizes
   uint64_t compressedBytes = 0;
   double encodeSeconds = 0;
-  double decodeSeconds = 0;
+  double decodeSeconds = 0;     // set from `rounds` once they have run (DecodeRounds::best)
+  size_t decodeRound = 0;       // the decode's index in `rounds` (when ok)
   bool lossless = false;
   Mismatch mismatch;
 };
 
-AnchorResult benchZstd(const PatchSet& set, int level, int repeat, std::vector<uint16_t>& decoded);
-AnchorResult benchLerc(const PatchSet& set, int repeat, std::vector<uint16_t>& decoded);
+// `decoded` must outlive the rounds' run (the registered decodes write into it).
+AnchorResult benchZstd(const PatchSet& set, int level, std::vector<uint16_t>& decoded, DecodeRounds& rounds);
+AnchorResult benchLerc(const PatchSet& set, std::vector<uint16_t>& decoded, DecodeRounds& rounds);
 
 std::string zstdVersion();
 std::string lercVersion();

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 
 #include "codec/ans.h"
+#include "decode_rounds.h"
 #include "timer.h"
 #ifdef HF_BENCH_CUDA
 #include "gpu/ans_decoder.h"
@@ -221,32 +223,34 @@ GpuResult runGpu(const PatchSet& set, const CodecBenchOptions& options, const de
 #endif
 }
 
-// The best of `repeat` single-thread runs of decodeOne(i) over every patch into a.decodeSeconds;
-// false, with a.error, on the first patch that fails.
+// Runs decodeOne(i) over every patch once (false, with a.error, on the first patch that fails),
+// then registers that decode with `rounds`, which times it with the other codecs'
+// (decode_rounds.h). decodeOne must keep what it uses alive until the rounds have run.
 template <class DecodeOne>
-bool timeDecodes(const PatchSet& set, int repeat, AnchorResult& a, DecodeOne decodeOne) {
-  for (int run = 0; run < std::max(1, repeat); ++run) {
-    Stopwatch watch;
+bool checkAndRegister(const PatchSet& set, DecodeRounds& rounds, AnchorResult& a, DecodeOne decodeOne) {
+  for (size_t i = 0; i < set.rects.size(); ++i)
+    if (const hfpac::Status st = decodeOne(i); st != hfpac::Status::Ok) {
+      a.error = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+      return false;
+    }
+  a.decodeRound = rounds.add([&set, decodeOne] {
     for (size_t i = 0; i < set.rects.size(); ++i)
-      if (const hfpac::Status st = decodeOne(i); st != hfpac::Status::Ok) {
-        a.error = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
-        return false;
-      }
-    const double seconds = watch.seconds();
-    if (run == 0 || seconds < a.decodeSeconds) a.decodeSeconds = seconds;
-  }
+      if (decodeOne(i) != hfpac::Status::Ok) return false;
+    return true;
+  });
   return true;
 }
 
-// HFPaC with 2DRBUC residual coding, measured like an anchor: one single-thread encode, the
-// best of `repeat` single-thread decodes, lossless check against the input.
-AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int repeat,
+// HFPaC with 2DRBUC residual coding, measured like an anchor: one single-thread encode,
+// single-thread decodes timed in `rounds`, lossless check against the input.
+AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, DecodeRounds& rounds,
                        std::vector<uint16_t>& decoded) {
   AnchorResult a;
   a.method = "HFPaC, 2DRBUC residuals (EncodeOptions::rbuc), same segment/nodata options";
   options.rbuc = true;
   const std::vector<hfpac::PatchIn> ins = patchIns(set);
-  std::vector<std::vector<uint8_t>> streams(ins.size());
+  auto streamsOwner = std::make_shared<std::vector<std::vector<uint8_t>>>(ins.size());
+  std::vector<std::vector<uint8_t>>& streams = *streamsOwner;
   {
     Stopwatch watch;
     for (size_t i = 0; i < ins.size(); ++i) {
@@ -262,9 +266,9 @@ AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int re
     a.encodeSeconds = watch.seconds();
   }
   decoded.assign(set.packed.size(), 0);
-  const std::vector<hfpac::PatchOut> outs = patchOuts(set, streams, decoded.data());
-  if (!timeDecodes(set, repeat, a, [&](size_t i) {
-        const hfpac::PatchOut& o = outs[i];
+  auto outs = std::make_shared<const std::vector<hfpac::PatchOut>>(patchOuts(set, streams, decoded.data()));
+  if (!checkAndRegister(set, rounds, a, [outs, streamsOwner](size_t i) {
+        const hfpac::PatchOut& o = (*outs)[i];
         return hfpac::decode(o.data, o.size, o.dst, o.dstStride, o.dstCapacity);
       }))
     return a;
@@ -277,7 +281,7 @@ AnchorResult benchRbuc(const PatchSet& set, hfpac::EncodeOptions options, int re
 // smaller of this and the HFPaC stream (`hfpacBytes`, runHfpac's): what a per-tile codec choice
 // stores. `options` gives the DEM's nodata as the mask.
 AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options,
-                      const std::vector<uint32_t>& hfpacBytes, int repeat, std::vector<uint16_t>& decoded,
+                      const std::vector<uint32_t>& hfpacBytes, DecodeRounds& rounds, std::vector<uint16_t>& decoded,
                       uint64_t& autoBytes) {
   AnchorResult a;
   a.method =
@@ -287,7 +291,8 @@ AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options,
   ansOptions.hasMask = options.hasNodata;  // the DEM's nodata (encodeOptionsFor), as HFPaC gets it
   ansOptions.maskValue = options.nodata;
   const std::vector<hfpac::PatchIn> ins = patchIns(set);
-  std::vector<std::vector<uint8_t>> streams(ins.size());
+  auto streamsOwner = std::make_shared<std::vector<std::vector<uint8_t>>>(ins.size());
+  std::vector<std::vector<uint8_t>>& streams = *streamsOwner;
   {
     Stopwatch watch;
     for (size_t i = 0; i < ins.size(); ++i) {
@@ -305,10 +310,10 @@ AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options,
   for (size_t i = 0; i < ins.size() && i < hfpacBytes.size(); ++i)
     autoBytes += std::min<uint64_t>(hfpacBytes[i], streams[i].size());
   decoded.assign(set.packed.size(), 0);
-  if (!timeDecodes(set, repeat, a, [&](size_t i) {
+  if (!checkAndRegister(set, rounds, a, [&set, &decoded, streamsOwner](size_t i) {
         const PatchRect& r = set.rects[i];
-        return hfpac::ansDecode(streams[i].data(), streams[i].size(), decoded.data() + r.offset, size_t(r.width),
-                                r.points());
+        const std::vector<uint8_t>& in = (*streamsOwner)[i];
+        return hfpac::ansDecode(in.data(), in.size(), decoded.data() + r.offset, size_t(r.width), r.points());
       }))
     return a;
   a.lossless = decoded == set.packed;
@@ -317,7 +322,7 @@ AnchorResult benchAns(const PatchSet& set, const hfpac::EncodeOptions& options,
 }
 
 bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio::Dem& dem,
-              std::vector<uint16_t>& decoded, HfpacResult& result, std::string& error,
+              std::vector<uint16_t>& decoded, DecodeRounds& rounds, HfpacResult& result, std::string& error,
               const LogFn& log) {
   const size_t count = set.rects.size();
   Notes notes;
@@ -327,7 +332,8 @@ bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio
 
   // Encode, single thread.
   say(log, "hfpac encode");
-  std::vector<std::vector<uint8_t>> streams(count);
+  auto streamsOwner = std::make_shared<std::vector<std::vector<uint8_t>>>(count);
+  std::vector<std::vector<uint8_t>>& streams = *streamsOwner;
   std::vector<hfpac::EncodeStats> stats(count);
   {
     Stopwatch watch;
@@ -404,24 +410,28 @@ bool runHfpac(const PatchSet& set, const CodecBenchOptions& options, const demio
       notes.add("readInfo disagrees with EncodeStats", where(set, i));
   }
 
-  // Decode, single thread, best of repeat.
+  // Decode, single thread: checked once here, timed in `rounds` with the other codecs.
   say(log, "hfpac decode");
   decoded.assign(set.points(), 0);
-  result.decodeSeconds = bestOf(options.repeat, [&] {
-    for (size_t i = 0; i < count; ++i) {
+  const DecodeRounds::Decode decodeAll = [&set, &decoded, streamsOwner] {
+    for (size_t i = 0; i < set.rects.size(); ++i) {
       const PatchRect& r = set.rects[i];
-      const hfpac::Status st =
-          hfpac::decode(streams[i].data(), streams[i].size(), decoded.data() + r.offset,
-                        static_cast<size_t>(r.width), r.points(), hfpac::Layers::All);
-      if (st != hfpac::Status::Ok) {
-        result.decodeError = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+      const std::vector<uint8_t>& in = (*streamsOwner)[i];
+      if (hfpac::decode(in.data(), in.size(), decoded.data() + r.offset, static_cast<size_t>(r.width), r.points(),
+                        hfpac::Layers::All) != hfpac::Status::Ok)
         return false;
-      }
     }
     return true;
-  });
+  };
+  for (size_t i = 0; i < count && result.decodeError.empty(); ++i) {
+    const PatchRect& r = set.rects[i];
+    const hfpac::Status st = hfpac::decode(streams[i].data(), streams[i].size(), decoded.data() + r.offset,
+                                           static_cast<size_t>(r.width), r.points(), hfpac::Layers::All);
+    if (st != hfpac::Status::Ok)
+      result.decodeError = "decode failed on " + where(set, i) + ": " + hfpac::statusMessage(st);
+  }
   result.lossless = result.decodeError.empty() && comparePatches(set, decoded.data(), result.mismatch);
-  if (!result.decodeError.empty()) result.decodeSeconds = 0;
+  if (result.decodeError.empty()) result.decodeRound = rounds.add(decodeAll);
 
   // Decode, threads, best of repeat, into a poisoned buffer so that unwritten samples show.
   say(log, "hfpac decodeBatch");
@@ -507,21 +517,28 @@ InputResult benchCodecInput(const std::string& path, const CodecBenchOptions& op
     result.patches = set.rects.size();
     result.points = set.points();
 
-    std::vector<uint16_t> decoded;
+    std::vector<uint16_t> decoded;  // before `rounds`: its decodes write here
+    DecodeRounds rounds;
     std::string error;
-    if (!runHfpac(set, options, result.dem, decoded, result.hfpac, error, log)) {
+    if (!runHfpac(set, options, result.dem, decoded, rounds, result.hfpac, error, log)) {
       result.error = error;
       return result;
     }
     say(log, "zstd");
-    result.zstd = benchZstd(set, options.zstdLevel, options.repeat, decoded);
+    result.zstd = benchZstd(set, options.zstdLevel, decoded, rounds);
     say(log, "lerc");
-    result.lerc = benchLerc(set, options.repeat, decoded);
+    result.lerc = benchLerc(set, decoded, rounds);
     say(log, "hfpac+rbuc");
-    result.rbuc = benchRbuc(set, encodeOptionsFor(options, result.dem), options.repeat, decoded);
+    result.rbuc = benchRbuc(set, encodeOptionsFor(options, result.dem), rounds, decoded);
     say(log, "hfpac+ans");
-    result.ans = benchAns(set, encodeOptionsFor(options, result.dem), result.hfpac.patchBytes, options.repeat, decoded,
+    result.ans = benchAns(set, encodeOptionsFor(options, result.dem), result.hfpac.patchBytes, rounds, decoded,
                           result.autoBytes);
+    // Every codec's single-thread decode, `repeat` rounds, interleaved (decode_rounds.h).
+    say(log, "decode rounds");
+    rounds.run(options.repeat);
+    if (result.hfpac.decodeError.empty()) result.hfpac.decodeSeconds = rounds.best(result.hfpac.decodeRound);
+    for (AnchorResult* a : {&result.zstd, &result.lerc, &result.rbuc, &result.ans})
+      if (a->ok) a->decodeSeconds = rounds.best(a->decodeRound);
     if (options.cuda) {
       say(log, "gpu");
       const double cpuEncodePps =

@@ -51,7 +51,8 @@ struct HfpacResult {
   std::map<int, size_t> segmentHistogram;  // m -> patches (flat patches have m = 0)
 
   double encodeSeconds = 0, encodeMtSeconds = 0;
-  double decodeSeconds = 0, decodeMtSeconds = 0;
+  double decodeSeconds = 0, decodeMtSeconds = 0;  // single thread: the best decode round
+  size_t decodeRound = 0;                           // the single-thread decode's index in the rounds
 
   bool lossless = false;       // single-thread decode (Layers::All) equals the input everywhere
   bool losslessMt = false;     // the same for decodeBatch

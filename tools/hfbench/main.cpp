@@ -113,7 +113,7 @@ int runCodec(int argc, char** argv) {
       ->type_name("auto|INT")
       ->default_str("auto");
   hfbench::addInt(app, "--threads", options.threads, 0, 1024, "threads of the batch runs, 0 = all cores");
-  hfbench::addInt(app, "--repeat", options.repeat, 1, 1000, "decode runs; the best is reported");
+  hfbench::addInt(app, "--repeat", options.repeat, 1, 1000, "decode rounds (every codec's decode in turn); the best is reported");
   hfbench::addInt(app, "--zstd-level", options.zstdLevel, 1, 22, "zstd's level");
   app.add_option("--quant-step", options.read.quantStep, "quantisation step for wider types (default: automatic)")
       ->check(hfbench::finiteNumber(true));

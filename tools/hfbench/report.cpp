@@ -377,7 +377,7 @@ std::string codecJson(const HostInfo& host, const CodecBenchOptions& options, in
   j.field("band", options.read.band);
   j.field("nodata_to_encoder", options.passNodata).field("auto_mask", options.autoMask);
   j.field("timing", "steady_clock wall time over all patches of an input; encode: one run; "
-                    "decode: best of repeat; *_mt: encodeBatch/decodeBatch on threads_used threads");
+                    "decode: single thread, the best of repeat rounds that run every codec's decode in turn (interleaved, so that a slow phase of the machine slows them alike); *_mt: encodeBatch/decodeBatch on threads_used threads");
   j.field("patching", "P x P patches stepping by P-1 (shared rows/columns counted in each patch), "
                       "smaller patches at the right/bottom edges; ratio = 2 bytes per point / "
                       "compressed bytes incl. headers");

@@ -30,8 +30,11 @@ OceanStep::OceanStep(const OceanSpectrumHost& s, float choppiness) : size_(s.siz
   upload(kx_, s.kx, count);
   upload(ky_, s.ky, count);
   packed_.allocate(3 * count);
-  // The uploads are pageable copies on the legacy stream, which may still be under way when
-  // cudaMemcpy returns; the steps run on the caller's (maybe non-blocking) stream: finish them.
+  mipScratch_.allocate(detail::kOceanMipScratch);
+  mipCounter_.allocate(1);
+  CUDA_CHECK(cudaMemset(mipCounter_.get(), 0, sizeof(uint32_t)));
+  // The uploads (pageable copies, maybe still under way when cudaMemcpy returns) and the zeroing
+  // run on the legacy stream; the steps on the caller's (maybe non-blocking) one: finish them.
   CUDA_CHECK(cudaStreamSynchronize(nullptr));
 }
 
@@ -46,6 +49,24 @@ void OceanStep::writeSurfaces(double seconds, cudaSurfaceObject_t fields, cudaSu
   if (!fields) throw std::invalid_argument("hfgpu ocean: no fields surface");
   evaluate(seconds, stream);
   detail::launchOceanWriteSurfaces(packed_.get(), uint32_t(size_), fields, height, stream);
+}
+
+void OceanStep::writeSurfaceMips(double seconds, const cudaSurfaceObject_t* fieldLevels, int levelCount,
+                                 cudaSurfaceObject_t height, cudaStream_t stream) {
+  int levels = 1;
+  while ((size_ >> levels) > 0) ++levels;
+  if (!fieldLevels || levelCount != levels)
+    throw std::invalid_argument("hfgpu ocean: " + std::to_string(levelCount) + " field levels for size " +
+                                std::to_string(size_) + " (it has " + std::to_string(levels) + ")");
+  detail::OceanMipSurfaces surfaces{};
+  for (int l = 0; l < levels; ++l) {
+    if (!fieldLevels[l]) throw std::invalid_argument("hfgpu ocean: no surface for field level " + std::to_string(l));
+    surfaces.level[l] = fieldLevels[l];
+  }
+  surfaces.count = levels;
+  evaluate(seconds, stream);
+  detail::launchOceanWriteMips(packed_.get(), uint32_t(size_), surfaces, height, mipScratch_.get(), mipCounter_.get(),
+                               stream);
 }
 
 void OceanStep::writeArrays(double seconds, float4* fields, float* height, cudaStream_t stream) {

@@ -15,7 +15,8 @@
 //   `height` = h as float, in metres; the same values as the CPU path up to float rounding
 //   (the time phase is reduced in double on both).
 // - writeSurfaces writes 2D surfaces of size x size texels (RGBA32F, R32F; a 0 height surface
-//   skips the height); writeArrays writes device arrays (tests). Both only enqueue on `stream`;
+//   skips the height); writeSurfaceMips also the fields' mip levels below; writeArrays writes
+//   device arrays (tests). Both only enqueue on `stream`;
 //   one OceanStep serves one stream at a time (its FFT buffers are its own).
 // - Bad arguments throw std::invalid_argument; CUDA errors std::runtime_error.
 #pragma once
@@ -41,6 +42,11 @@ class OceanStep {
   OceanStep(const OceanSpectrumHost& spectrum, float choppiness);
   int size() const { return size_; }
   void writeSurfaces(double seconds, cudaSurfaceObject_t fields, cudaSurfaceObject_t height, cudaStream_t stream);
+  // Like writeSurfaces, with the fields' whole mip chain: fieldLevels[l] is level l (size >> l
+  // texels a side, levelCount = log2(size) + 1), each texel the mean of the 2 x 2 below it (GL's
+  // box filter), made in the same launch: no mipmap pass is needed after it.
+  void writeSurfaceMips(double seconds, const cudaSurfaceObject_t* fieldLevels, int levelCount,
+                        cudaSurfaceObject_t height, cudaStream_t stream);
   void writeArrays(double seconds, float4* fields, float* height, cudaStream_t stream);
 
  private:
@@ -50,6 +56,8 @@ class OceanStep {
   DeviceBuffer<float2> h0_;
   DeviceBuffer<float> omega_, kx_, ky_;
   DeviceBuffer<float2> packed_;  // three size^2 arrays: h + i dh/dx, dh/dy + i Dx, Dy
+  DeviceBuffer<float4> mipScratch_;     // writeSurfaceMips: the tiles' means
+  DeviceBuffer<uint32_t> mipCounter_;   // writeSurfaceMips: blocks done (0 between launches)
 };
 
 }  // namespace hfgpu

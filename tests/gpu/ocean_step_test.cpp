@@ -142,4 +142,67 @@ TEST(OceanStepDevice, SurfacesGetWhatArraysGet) {
   CUDA_CHECK(cudaFreeArray(heightArray));
 }
 
+// writeSurfaceMips: level 0 is what arrays get, every level below the box-filtered level above
+// (exactly: the same float operations in the same order), at every size (16 has no tile
+// reduction across blocks; 1024 has the most), twice in a row (the block counter resets).
+TEST(OceanStepDevice, MipChainIsTheBoxFilteredFields) {
+  HF_REQUIRE_CUDA_DEVICE();
+  for (int n : {16, 32, 64, 128, 256, 512, 1024}) {
+    hfr::OceanParams p;
+    p.size = n;
+    const hfr::OceanSpectrum spectrum = hfr::makeOceanSpectrum(p);
+    hfgpu::OceanStep step(view(spectrum), 1.0f);
+    int levels = 1;
+    while ((n >> levels) > 0) ++levels;
+    const cudaChannelFormatDesc f4 = cudaCreateChannelDesc(32, 32, 32, 32, cudaChannelFormatKindFloat);
+    cudaMipmappedArray_t mip = nullptr;
+    const cudaExtent extent{size_t(n), size_t(n), 0};
+    CUDA_CHECK(cudaMallocMipmappedArray(&mip, &f4, extent, unsigned(levels), cudaArraySurfaceLoadStore));
+    const size_t levelCount = static_cast<size_t>(levels);
+    std::vector<cudaArray_t> arrays(levelCount);
+    std::vector<cudaSurfaceObject_t> surfaces(levelCount);
+    for (int l = 0; l < levels; ++l) {
+      CUDA_CHECK(cudaGetMipmappedArrayLevel(&arrays[size_t(l)], mip, unsigned(l)));
+      cudaResourceDesc r{};
+      r.resType = cudaResourceTypeArray;
+      r.res.array.array = arrays[size_t(l)];
+      CUDA_CHECK(cudaCreateSurfaceObject(&surfaces[size_t(l)], &r));
+    }
+    EXPECT_THROW(step.writeSurfaceMips(1.0, surfaces.data(), levels - 1, 0, nullptr), std::invalid_argument);
+    hfgpu::Stream stream;
+    for (double seconds : {3.0, 11.5}) {
+      step.writeSurfaceMips(seconds, surfaces.data(), levels, 0, stream.get());
+      CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      std::vector<float4> want = evaluate(step, seconds).fields;
+      for (int l = 0; l < levels; ++l) {
+        const int side = n >> l;
+        std::vector<float4> got(size_t(side) * size_t(side));
+        CUDA_CHECK(cudaMemcpy2DFromArray(got.data(), size_t(side) * sizeof(float4), arrays[size_t(l)], 0, 0,
+                                         size_t(side) * sizeof(float4), size_t(side), cudaMemcpyDeviceToHost));
+        if (l > 0) {  // want: the box filter of the level above
+          const int above = side * 2;
+          std::vector<float4> next(got.size());
+          auto m = [](float a, float b, float c, float d) { return ((a + b) + (c + d)) * 0.25f; };
+          for (int y = 0; y < side; ++y)
+            for (int x = 0; x < side; ++x) {
+              const float4 a = want[size_t(2 * y) * size_t(above) + size_t(2 * x)];
+              const float4 b = want[size_t(2 * y) * size_t(above) + size_t(2 * x + 1)];
+              const float4 c = want[size_t(2 * y + 1) * size_t(above) + size_t(2 * x)];
+              const float4 d = want[size_t(2 * y + 1) * size_t(above) + size_t(2 * x + 1)];
+              next[size_t(y) * size_t(side) + size_t(x)] =
+                  float4{m(a.x, b.x, c.x, d.x), m(a.y, b.y, c.y, d.y), m(a.z, b.z, c.z, d.z), m(a.w, b.w, c.w, d.w)};
+            }
+          want = std::move(next);
+        }
+        size_t differ = 0;
+        for (size_t i = 0; i < got.size(); ++i)
+          differ += got[i].x != want[i].x || got[i].y != want[i].y || got[i].z != want[i].z || got[i].w != want[i].w;
+        EXPECT_EQ(differ, 0u) << "size " << n << " level " << l << " at " << seconds << " s";
+      }
+    }
+    for (cudaSurfaceObject_t s : surfaces) CUDA_CHECK(cudaDestroySurfaceObject(s));
+    CUDA_CHECK(cudaFreeMipmappedArray(mip));
+  }
+}
+
 }  // namespace

@@ -1,18 +1,21 @@
 // ocean_cuda.cpp - the ocean's fields computed by CUDA straight into the GL texture (OceanFields
 // in ocean_gl.h; issue 14): the GPU step of gpu/ocean_step.h on the layer's own CUDA stream,
 // written through CUDA-GL interop (the texture is mapped for the step and unmapped before GL
-// samples it, so the driver orders the two), then mipmapped by GL; two textures, so that CUDA
-// writes one while GL draws from the other. Nothing crosses PCIe per frame. A parameter change makes the new spectrum on a helper thread (std::async) and installs
-// it when ready; the old one animates meanwhile. Built with the cuda strategy (HF_HAVE_CUDA_OCEAN).
+// samples it, so the driver orders the two), every mip level in the step's last launch (no GL
+// mipmap pass); two textures, so that CUDA writes one while GL draws from the other. Nothing
+// crosses PCIe per frame. A parameter change makes the new spectrum on a helper thread
+// (std::async) and installs it when ready; the old one animates meanwhile. Built with the cuda strategy (HF_HAVE_CUDA_OCEAN).
 #include <glad/gl.h>
 // After glad (which defines __gl_h_): cuda_gl_interop.h then does not pull in GL/gl.h.
 #include <cuda_gl_interop.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "gpu/cuda_util.h"
 #include "gpu/ocean_step.h"
@@ -44,7 +47,7 @@ class CudaOceanFields final : public OceanFields {
 
   // Synchronous (tests, screenshots, the first frame): the front texture gets the fields of
   // `seconds` and is drawn at once. After a prepare() in this frame, the slot it wrote becomes
-  // the front one: GL's mipmaps and draw wait for that step (ordered by the unmap), which ran
+  // the front one: GL's draw waits for that step (ordered by the unmap), which ran
   // before GL had any of the frame's work. Without one, the texture written during the previous
   // frame becomes the front one (a frame late, like the CPU worker's) and the other one is
   // written for `seconds` while GL draws. CUDA never writes a texture GL has yet to sample.
@@ -52,16 +55,12 @@ class CudaOceanFields final : public OceanFields {
     adoptSpectrum(synchronous);
     if (synchronous || !slots_[front_].written) {
       write(slots_[front_], seconds);
-      glGenerateTextureMipmap(slots_[front_].texture);
       slots_[1 - front_].written = false;
       prepared_ = false;
       return true;
     }
     Slot& back = slots_[1 - front_];
-    if (back.written) {
-      front_ = 1 - front_;
-      glGenerateTextureMipmap(slots_[front_].texture);
-    }
+    if (back.written) front_ = 1 - front_;
     slots_[1 - front_].written = false;
     if (!prepared_) write(slots_[1 - front_], seconds);
     prepared_ = false;
@@ -82,42 +81,56 @@ class CudaOceanFields final : public OceanFields {
   struct Slot {
     unsigned texture = 0;
     cudaGraphicsResource_t resource = nullptr;
-    cudaArray_t surfaceArray = nullptr;
-    cudaSurfaceObject_t surface = 0;
+    cudaMipmappedArray_t mipArray = nullptr;  // the mapped texture's, for which `levels` were made
+    std::vector<cudaSurfaceObject_t> levels;  // one surface per mip level
     bool written = false;  // holds fields not yet drawn from
   };
 
-  // Maps the slot's texture, runs the step into it, unmaps. A CUDA failure leaves the slot not
-  // written and not mapped (GL may use it again), and throws.
+  // Maps the slot's texture, runs the step into it (every mip level), unmaps. A CUDA failure
+  // leaves the slot not written and not mapped (GL may use it again), and throws.
   void write(Slot& slot, double seconds) {
     slot.written = false;
     CUDA_CHECK(cudaGraphicsMapResources(1, &slot.resource, stream_.get()));
     try {
-      cudaArray_t array = nullptr;
-      CUDA_CHECK(cudaGraphicsSubResourceGetMappedArray(&array, slot.resource, 0, 0));
-      if (array != slot.surfaceArray) {  // the same array map after map in practice: one surface object
-        if (slot.surface) {
-          CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-          CUDA_CHECK(cudaDestroySurfaceObject(slot.surface));
-          slot.surface = 0;
+      cudaMipmappedArray_t mip = nullptr;
+      CUDA_CHECK(cudaGraphicsResourceGetMappedMipmappedArray(&mip, slot.resource));
+      if (mip != slot.mipArray) {  // the same array map after map in practice: surfaces made once
+        if (!slot.levels.empty()) CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+        destroySurfaces(slot);
+        for (int l = 0; l < levels_; ++l) {
+          cudaArray_t array = nullptr;
+          CUDA_CHECK(cudaGetMipmappedArrayLevel(&array, mip, unsigned(l)));
+          cudaResourceDesc r{};
+          r.resType = cudaResourceTypeArray;
+          r.res.array.array = array;
+          cudaSurfaceObject_t surface = 0;
+          CUDA_CHECK(cudaCreateSurfaceObject(&surface, &r));
+          slot.levels.push_back(surface);
         }
-        cudaResourceDesc r{};
-        r.resType = cudaResourceTypeArray;
-        r.res.array.array = array;
-        CUDA_CHECK(cudaCreateSurfaceObject(&slot.surface, &r));
-        slot.surfaceArray = array;
+        slot.mipArray = mip;
       }
-      step_->writeSurfaces(seconds, slot.surface, 0, stream_.get());
+      if (glMipmaps_) {
+        step_->writeSurfaces(seconds, slot.levels[0], 0, stream_.get());
+      } else {
+        step_->writeSurfaceMips(seconds, slot.levels.data(), levels_, 0, stream_.get());
+      }
     } catch (...) {
       CUDA_LOG(cudaGraphicsUnmapResources(1, &slot.resource, stream_.get()));
       throw;
     }
     CUDA_CHECK(cudaGraphicsUnmapResources(1, &slot.resource, stream_.get()));
+    if (glMipmaps_) glGenerateTextureMipmap(slot.texture);  // ordered after the unmap
     slot.written = true;
   }
 
+  static void destroySurfaces(Slot& slot) {
+    for (cudaSurfaceObject_t s : slot.levels) CUDA_LOG(cudaDestroySurfaceObject(s));
+    slot.levels.clear();
+    slot.mipArray = nullptr;
+  }
+
   static void release(Slot& slot) {
-    if (slot.surface) CUDA_LOG(cudaDestroySurfaceObject(slot.surface));
+    destroySurfaces(slot);
     if (slot.resource) CUDA_LOG(cudaGraphicsUnregisterResource(slot.resource));
     if (slot.texture) glDeleteTextures(1, &slot.texture);
     slot = Slot{};
@@ -160,6 +173,8 @@ class CudaOceanFields final : public OceanFields {
       }
     }
     size_ = s.size;
+    levels_ = 1;
+    while ((size_ >> levels_) > 0) ++levels_;
     front_ = 0;
   }
 
@@ -171,6 +186,10 @@ class CudaOceanFields final : public OceanFields {
   Slot slots_[2];
   int front_ = 0;  // the slot GL draws from
   bool prepared_ = false;  // prepare() wrote the back slot for this frame's update()
+  int levels_ = 0;         // the fields texture's mip levels
+  // A/B (session 18, to be measured): GL's glGenerateTextureMipmap after the step instead of the
+  // step's own mip chain.
+  const bool glMipmaps_ = std::getenv("HF_OCEAN_GL_MIPS") != nullptr && std::string(std::getenv("HF_OCEAN_GL_MIPS")) == "1";
   int size_ = 0;
   double patch_ = 0;
 };

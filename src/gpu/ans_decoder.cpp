@@ -227,6 +227,7 @@ std::vector<hfpac::Status> AnsSurfaceDecoder::statuses() const {
   return st;
 }
 
+const std::vector<hfpac::Status>& AnsSurfaceDecoder::headerStatuses() const { return impl_->host; }
 uint64_t AnsSurfaceDecoder::uploadBytes() const { return impl_->bytes; }
 size_t AnsSurfaceDecoder::patchCount() const { return impl_->patches; }
 

@@ -63,6 +63,8 @@ class AnsSurfaceDecoder {
   size_t prepare(const AnsSurfaceInput* patches, size_t count);
   void decodeAsync(const cudaSurfaceObject_t* surfaces, int surfaceCount, cudaStream_t stream);
   std::vector<hfpac::Status> statuses() const;
+  // Right after prepare(): per patch, Ok or why the host refused it (never decoded).
+  const std::vector<hfpac::Status>& headerStatuses() const;
   uint64_t uploadBytes() const;  // what decodeAsync sends: streams + descriptors
   size_t patchCount() const;     // given to the last prepare()
 

@@ -218,7 +218,10 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
 }
 
 // One block per patch: a thread per column, rows in turn (coalesced reads of the linear output).
-__global__ void ansCopyKernel(const uint16_t* out, const AnsCopyDesc* copies, AnsSurfaces surfaces) {
+// A patch the decoder refused is not copied (its scratch holds whatever was there).
+__global__ void ansCopyKernel(const uint16_t* out, const AnsCopyDesc* copies, const int32_t* status,
+                              AnsSurfaces surfaces) {
+  if (status[blockIdx.x] != int32_t(hfpac::Status::Ok)) return;
   const AnsCopyDesc c = copies[blockIdx.x];
   const cudaSurfaceObject_t target = surfaces.surface[c.surface];
   for (uint32_t j = 0; j < c.height; ++j)
@@ -228,10 +231,10 @@ __global__ void ansCopyKernel(const uint16_t* out, const AnsCopyDesc* copies, An
 
 }  // namespace
 
-void launchAnsCopyToSurfaces(const uint16_t* out, const AnsCopyDesc* copies, uint32_t count,
+void launchAnsCopyToSurfaces(const uint16_t* out, const AnsCopyDesc* copies, const int32_t* status, uint32_t count,
                              const AnsSurfaces& surfaces, void* stream) {
   if (count == 0) return;
-  ansCopyKernel<<<count, 128, 0, static_cast<cudaStream_t>(stream)>>>(out, copies, surfaces);
+  ansCopyKernel<<<count, 128, 0, static_cast<cudaStream_t>(stream)>>>(out, copies, status, surfaces);
 }
 
 void launchAnsDecode(const uint8_t* streams, const AnsPatchDesc* patches, uint32_t count, uint16_t* out,

@@ -129,6 +129,7 @@ struct AnsSurfaceDecoder::Impl {
   std::vector<hfpac::Status> host;         // per given patch: the header's status
   std::vector<size_t> which;               // per valid patch: index among the given
   uint64_t samples = 0, bytes = 0, copiesAt = 0, streamsAt = 0;
+  uint32_t maxSurface = 0;                 // the largest surface index of the valid patches
   bool fetched = false;
 };
 
@@ -151,6 +152,7 @@ size_t AnsSurfaceDecoder::prepare(const AnsSurfaceInput* patches, size_t count) 
   std::vector<detail::AnsCopyDesc> copies;
   uint64_t streamBytes = 0;
   m.samples = 0;
+  m.maxSurface = 0;
   for (size_t i = 0; i < count; ++i) {
     const AnsSurfaceInput& in = patches[i];
     hfpac::AnsInfo info;
@@ -172,6 +174,7 @@ size_t AnsSurfaceDecoder::prepare(const AnsSurfaceInput* patches, size_t count) 
                       uint16_t(info.height)});
     streamBytes += info.streamBytes;
     m.samples += uint64_t(info.width) * uint64_t(info.height);
+    m.maxSurface = std::max(m.maxSurface, in.surface);
     m.which.push_back(i);
   }
   auto align16 = [](uint64_t v) { return (v + 15) & ~uint64_t(15); };
@@ -193,9 +196,10 @@ size_t AnsSurfaceDecoder::prepare(const AnsSurfaceInput* patches, size_t count) 
 void AnsSurfaceDecoder::decodeAsync(const cudaSurfaceObject_t* surfaces, int surfaceCount, cudaStream_t stream) {
   Impl& m = *impl_;
   if (m.which.empty()) return;
-  if (surfaceCount < 0 || surfaceCount > detail::kAnsMaxSurfaces || (surfaceCount > 0 && !surfaces))
-    throw std::invalid_argument("hfgpu ans: " + std::to_string(surfaceCount) + " surfaces (at most " +
-                                std::to_string(detail::kAnsMaxSurfaces) + ")");
+  if (surfaceCount < 0 || surfaceCount > detail::kAnsMaxSurfaces || !surfaces || int64_t(m.maxSurface) >= surfaceCount)
+    throw std::invalid_argument("hfgpu ans: " + std::to_string(surfaceCount) + " surfaces for surface index " +
+                                std::to_string(m.maxSurface) + " (at most " + std::to_string(detail::kAnsMaxSurfaces) +
+                                ")");
   detail::AnsSurfaces list{};
   for (int i = 0; i < surfaceCount; ++i) list.surface[i] = surfaces[i];
   const uint32_t count = uint32_t(m.which.size());
@@ -212,7 +216,7 @@ void AnsSurfaceDecoder::decodeAsync(const cudaSurfaceObject_t* surfaces, int sur
   detail::launchAnsDecode(m.blob.get() + m.streamsAt, descs, count, m.out.get(), m.scratch.get(), m.status.get(),
                           stream);
   CUDA_CHECK(cudaGetLastError());
-  detail::launchAnsCopyToSurfaces(m.out.get(), copies, count, list, stream);
+  detail::launchAnsCopyToSurfaces(m.out.get(), copies, m.status.get(), count, list, stream);
   CUDA_CHECK(cudaGetLastError());
   CUDA_CHECK(cudaMemcpyAsync(m.statusHost.get(), m.status.get(), count * sizeof(int32_t), cudaMemcpyDeviceToHost,
                              stream));

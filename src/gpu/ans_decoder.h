@@ -38,11 +38,13 @@ AnsKernelTiming ansDecodeKernelTime(const std::vector<std::vector<uint8_t>>& str
 // PCIe. prepare() checks each header on the host (ansReadInfo; lanes <= 32; the given
 // geometry) and packs the valid streams into this decoder's pinned staging, waiting for the
 // previous batch's upload to have left it; decodeAsync() uploads, decodes (into device scratch)
-// and writes the surfaces, then fetches the per-patch statuses. statuses() is valid once the
-// stream has passed that work: a patch refused on the host keeps its header's status and is not
-// written; one the kernel refuses (a corrupt word stream: the archive's CRC makes this rare) may
-// have written samples, and gets the decoder's error. One batch in flight per decoder; not
-// thread-safe. CUDA errors throw std::runtime_error.
+// and writes the surfaces of the patches the kernel accepted, then fetches the per-patch
+// statuses. statuses() is valid once the stream has passed that work: a patch refused on the
+// host keeps its header's status, one the kernel refuses (a corrupt word stream: the archive's
+// CRC makes this rare) the decoder's error; neither is written. One batch at a time per decoder:
+// the previous batch must have completed before the next prepare() (its device buffers are
+// reused). Not thread-safe. CUDA errors throw std::runtime_error; decodeAsync throws
+// std::invalid_argument when a patch's surface index is not below surfaceCount (<= 256).
 struct AnsSurfaceInput {
   const uint8_t* data = nullptr;  // read during prepare() only
   size_t size = 0;

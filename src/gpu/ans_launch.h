@@ -29,8 +29,9 @@ constexpr int kAnsMaxSurfaces = 256;
 struct AnsSurfaces {
   unsigned long long surface[kAnsMaxSurfaces];  // cudaSurfaceObject_t
 };
-// Copies `count` decoded patches into their surfaces (after launchAnsDecode on the same stream).
-void launchAnsCopyToSurfaces(const uint16_t* out, const AnsCopyDesc* copies, uint32_t count,
+// Copies `count` decoded patches into their surfaces (after launchAnsDecode on the same stream),
+// those whose status is Ok only.
+void launchAnsCopyToSurfaces(const uint16_t* out, const AnsCopyDesc* copies, const int32_t* status, uint32_t count,
                              const AnsSurfaces& surfaces, void* stream);
 
 }  // namespace hfgpu::detail

@@ -16,6 +16,11 @@
 // decompressed sample crosses PCIe or touches the CPU; the host never waits for the GPU except
 // when a pair is reused while its previous batch is still running.
 //
+// HFAN tiles (archives of codec hfan or auto) go in the same batches: read whole, their header
+// and geometry checked on the loader thread, decoded by the pair's hfgpu::AnsSurfaceDecoder (the
+// GPU's rANS decoder into device scratch, then into the layers' surfaces) on the same stream
+// before the unmap. Not with --cache vram (its pool holds HFPaC entries only).
+//
 // --cache vram (StreamOptions::vramCache): tiles are kept compressed in a device pool
 // (gpu/resident_decoder.h) whose bookkeeping is a CompressedCache (LRU, pins for batches in
 // flight). The loader thread validates each tile and lays it out as a pool entry, so the render
@@ -521,13 +526,15 @@ class CudaStreamStrategy final : public StreamStrategy {
         std::fprintf(stderr, "Warning: %s: %s (clamped)\n", archive_.tileName(pr.tiles[i]).c_str(),
                      hfpac::statusMessage(st[i]));
     // HFAN tiles refused by the kernel (a word stream that passed the CRC and the header checks
-    // but not the decoder's: a faulty writer) have partly decoded heights in their slots.
+    // but not the decoder's: a faulty writer) were not written: their slots hold stale heights.
+    // (Tiles refused on the host were reported when the batch was made.)
     if (!pr.ansTiles.empty()) {
       const std::vector<hfpac::Status> ast = pr.ans.statuses();
+      const std::vector<hfpac::Status>& host = pr.ans.headerStatuses();
       for (size_t i = 0; i < ast.size() && i < pr.ansTiles.size(); ++i)
-        if (ast[i] != hfpac::Status::Ok)
-          std::fprintf(stderr, "Warning: %s: %s (its heights may be wrong)\n", archive_.tileName(pr.ansTiles[i]).c_str(),
-                       hfpac::statusMessage(ast[i]));
+        if (host[i] == hfpac::Status::Ok && ast[i] != hfpac::Status::Ok)
+          std::fprintf(stderr, "Warning: %s: %s (not decoded; its slot keeps stale heights)\n",
+                       archive_.tileName(pr.ansTiles[i]).c_str(), hfpac::statusMessage(ast[i]));
       pr.ansTiles.clear();
     }
     for (cudaSurfaceObject_t s : pr.surfaces) CUDA_LOG(cudaDestroySurfaceObject(s));

@@ -217,7 +217,25 @@ __global__ void __launch_bounds__(32 * kWarpsPerBlock)
   finish(int(Status::Ok));
 }
 
+// One block per patch: a thread per column, rows in turn (coalesced reads of the linear output).
+// A patch the decoder refused is not copied (its scratch holds whatever was there).
+__global__ void ansCopyKernel(const uint16_t* out, const AnsCopyDesc* copies, const int32_t* status,
+                              AnsSurfaces surfaces) {
+  if (status[blockIdx.x] != int32_t(hfpac::Status::Ok)) return;
+  const AnsCopyDesc c = copies[blockIdx.x];
+  const cudaSurfaceObject_t target = surfaces.surface[c.surface];
+  for (uint32_t j = 0; j < c.height; ++j)
+    for (uint32_t i = threadIdx.x; i < c.width; i += blockDim.x)
+      surf2Dwrite(out[c.outOffset + uint64_t(j) * c.width + i], target, int((c.x + i) * sizeof(uint16_t)), int(c.y + j));
+}
+
 }  // namespace
+
+void launchAnsCopyToSurfaces(const uint16_t* out, const AnsCopyDesc* copies, const int32_t* status, uint32_t count,
+                             const AnsSurfaces& surfaces, void* stream) {
+  if (count == 0) return;
+  ansCopyKernel<<<count, 128, 0, static_cast<cudaStream_t>(stream)>>>(out, copies, status, surfaces);
+}
 
 void launchAnsDecode(const uint8_t* streams, const AnsPatchDesc* patches, uint32_t count, uint16_t* out,
                      int32_t* scratch, int32_t* status, void* stream) {

@@ -287,6 +287,42 @@ TEST(StrategyParity, GlDecodesMixedArchives) {
   }
 }
 
+// The cuda strategy on a codec-auto archive: HFAN tiles decoded by the GPU's ANS decoder into
+// the same atlas as the HFPaC tiles (no samples cross PCIe), the image and every atlas tile equal
+// to the cpu strategy's; with --cache vram it falls back to cpu with a note (not here).
+TEST(StrategyParity, CudaDecodesAutoArchives) {
+  SKIP_UNLESS_RUNNABLE(reference());
+  hf_test::TempDir dir;
+  hfpack::TranscodeOptions o;
+  o.input = samplePath(false);
+  o.output = dir / "auto.hfa";
+  o.codec = hfa::Codec::Auto;
+  o.threads = 2;
+  o.out = nullptr;
+  hfpack::TranscodeResult tr;
+  std::string error;
+  ASSERT_TRUE(hfpack::transcode(o, tr, error)) << error;
+  {
+    hfa::ArchiveReader archive;
+    ASSERT_TRUE(archive.open(o.output, error)) << error;
+    size_t hfan = 0;
+    for (const auto& t : archive.tiles()) hfan += t.codec == hfa::Codec::Hfan;
+    ASSERT_GT(hfan, 0u) << "the auto archive has no hfan tiles to decode";
+    ASSERT_LT(hfan, archive.tiles().size()) << "nor hfpac ones";
+  }
+  const Result cpu = run("cpu", o.output);
+  ASSERT_TRUE(cpu.skip.empty()) << cpu.skip;
+  for (bool progressive : {false, true}) {
+    SCOPED_TRACE(progressive ? "progressive" : "whole");
+    const Result r = run("cuda", o.output, "host", progressive);
+    if (!r.skip.empty()) GTEST_SKIP() << "cuda strategy not available here: " << r.skip;
+    if (r.name != "cuda") GTEST_SKIP() << "cuda strategy fell back to " << r.name;
+    EXPECT_EQ(r.stats.samplesToDevice, 0u);
+    EXPECT_GT(r.stats.compressedToDevice, 0u);
+    expectSameAsCpu(o.output, r, cpu);
+  }
+}
+
 #ifdef HFPACK_GDAL
 // Every kind of stream the shader decodes, from a synthetic DEM packed with --nodata keep:
 // masked areas (all void and mixed bitmaps), flat tiles, stored (incompressible) tiles, smooth

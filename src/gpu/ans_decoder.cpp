@@ -4,6 +4,9 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "codec/ans.h"
 #include "gpu/ans_launch.h"
@@ -110,5 +113,126 @@ AnsKernelTiming ansDecodeKernelTime(const std::vector<std::vector<uint8_t>>& str
   }
   return t;
 }
+
+// ---- AnsSurfaceDecoder ----
+
+struct AnsSurfaceDecoder::Impl {
+  // Staging and device layout: descriptors, copies, streams (each section 16-aligned).
+  PinnedBuffer<uint8_t> staging;
+  DeviceBuffer<uint8_t> blob;
+  DeviceBuffer<uint16_t> out;
+  DeviceBuffer<int32_t> scratch, status;
+  PinnedBuffer<int32_t> statusHost;
+  Event uploaded{false};
+  bool uploadPending = false;
+  size_t patches = 0;                      // given to prepare()
+  std::vector<hfpac::Status> host;         // per given patch: the header's status
+  std::vector<size_t> which;               // per valid patch: index among the given
+  uint64_t samples = 0, bytes = 0, copiesAt = 0, streamsAt = 0;
+  uint32_t maxSurface = 0;                 // the largest surface index of the valid patches
+  bool fetched = false;
+};
+
+AnsSurfaceDecoder::AnsSurfaceDecoder() : impl_(std::make_unique<Impl>()) {}
+AnsSurfaceDecoder::~AnsSurfaceDecoder() {
+  if (impl_ && impl_->uploadPending) CUDA_LOG(cudaEventSynchronize(impl_->uploaded.get()));
+}
+
+size_t AnsSurfaceDecoder::prepare(const AnsSurfaceInput* patches, size_t count) {
+  Impl& m = *impl_;
+  if (m.uploadPending) {  // the staging is read by the previous upload until it has run
+    m.uploaded.synchronize();
+    m.uploadPending = false;
+  }
+  m.patches = count;
+  m.host.assign(count, hfpac::Status::Ok);
+  m.which.clear();
+  m.fetched = false;
+  std::vector<detail::AnsPatchDesc> descs;
+  std::vector<detail::AnsCopyDesc> copies;
+  uint64_t streamBytes = 0;
+  m.samples = 0;
+  m.maxSurface = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const AnsSurfaceInput& in = patches[i];
+    hfpac::AnsInfo info;
+    hfpac::Status st = hfpac::ansReadInfo(in.data, in.size, info);
+    if (st == hfpac::Status::Ok && info.lanes > kAnsGpuMaxLanes) st = hfpac::Status::Unsupported;
+    if (st == hfpac::Status::Ok && (info.width != in.width || info.height != in.height || info.type != in.type))
+      st = hfpac::Status::InvalidArgument;
+    if (st == hfpac::Status::Ok && (in.surface >= uint32_t(detail::kAnsMaxSurfaces) || in.x < 0 || in.y < 0 ||
+                                    in.x + in.width > 65535 || in.y + in.height > 65535))
+      st = hfpac::Status::InvalidArgument;
+    m.host[i] = st;
+    if (st != hfpac::Status::Ok) continue;
+    detail::AnsPatchDesc d{};
+    d.streamOffset = streamBytes;
+    d.streamBytes = info.streamBytes;  // a multiple of 4
+    d.outOffset = m.samples;
+    descs.push_back(d);
+    copies.push_back({m.samples, in.surface, uint16_t(in.x), uint16_t(in.y), uint16_t(info.width),
+                      uint16_t(info.height)});
+    streamBytes += info.streamBytes;
+    m.samples += uint64_t(info.width) * uint64_t(info.height);
+    m.maxSurface = std::max(m.maxSurface, in.surface);
+    m.which.push_back(i);
+  }
+  auto align16 = [](uint64_t v) { return (v + 15) & ~uint64_t(15); };
+  m.copiesAt = align16(descs.size() * sizeof(detail::AnsPatchDesc));
+  m.streamsAt = align16(m.copiesAt + copies.size() * sizeof(detail::AnsCopyDesc));
+  m.bytes = m.which.empty() ? 0 : m.streamsAt + streamBytes;
+  if (m.which.empty()) return 0;
+  m.staging.reserve(size_t(m.bytes));
+  uint8_t* base = m.staging.get();
+  std::memcpy(base, descs.data(), descs.size() * sizeof(detail::AnsPatchDesc));
+  std::memcpy(base + m.copiesAt, copies.data(), copies.size() * sizeof(detail::AnsCopyDesc));
+  for (size_t k = 0; k < m.which.size(); ++k) {
+    const AnsSurfaceInput& in = patches[m.which[k]];
+    std::memcpy(base + m.streamsAt + descs[k].streamOffset, in.data, descs[k].streamBytes);
+  }
+  return m.which.size();
+}
+
+void AnsSurfaceDecoder::decodeAsync(const cudaSurfaceObject_t* surfaces, int surfaceCount, cudaStream_t stream) {
+  Impl& m = *impl_;
+  if (m.which.empty()) return;
+  if (surfaceCount < 0 || surfaceCount > detail::kAnsMaxSurfaces || !surfaces || int64_t(m.maxSurface) >= surfaceCount)
+    throw std::invalid_argument("hfgpu ans: " + std::to_string(surfaceCount) + " surfaces for surface index " +
+                                std::to_string(m.maxSurface) + " (at most " + std::to_string(detail::kAnsMaxSurfaces) +
+                                ")");
+  detail::AnsSurfaces list{};
+  for (int i = 0; i < surfaceCount; ++i) list.surface[i] = surfaces[i];
+  const uint32_t count = uint32_t(m.which.size());
+  m.blob.reserve(size_t(m.bytes));
+  m.out.reserve(size_t(m.samples));
+  m.scratch.reserve(size_t(m.samples));
+  m.status.reserve(count);
+  m.statusHost.reserve(count);
+  CUDA_CHECK(cudaMemcpyAsync(m.blob.get(), m.staging.get(), size_t(m.bytes), cudaMemcpyHostToDevice, stream));
+  m.uploaded.record(stream);
+  m.uploadPending = true;
+  const auto* descs = reinterpret_cast<const detail::AnsPatchDesc*>(m.blob.get());
+  const auto* copies = reinterpret_cast<const detail::AnsCopyDesc*>(m.blob.get() + m.copiesAt);
+  detail::launchAnsDecode(m.blob.get() + m.streamsAt, descs, count, m.out.get(), m.scratch.get(), m.status.get(),
+                          stream);
+  CUDA_CHECK(cudaGetLastError());
+  detail::launchAnsCopyToSurfaces(m.out.get(), copies, m.status.get(), count, list, stream);
+  CUDA_CHECK(cudaGetLastError());
+  CUDA_CHECK(cudaMemcpyAsync(m.statusHost.get(), m.status.get(), count * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                             stream));
+  m.fetched = true;
+}
+
+std::vector<hfpac::Status> AnsSurfaceDecoder::statuses() const {
+  const Impl& m = *impl_;
+  std::vector<hfpac::Status> st = m.host;
+  if (m.fetched)
+    for (size_t k = 0; k < m.which.size(); ++k) st[m.which[k]] = hfpac::Status(m.statusHost[k]);
+  return st;
+}
+
+const std::vector<hfpac::Status>& AnsSurfaceDecoder::headerStatuses() const { return impl_->host; }
+uint64_t AnsSurfaceDecoder::uploadBytes() const { return impl_->bytes; }
+size_t AnsSurfaceDecoder::patchCount() const { return impl_->patches; }
 
 }  // namespace hfgpu

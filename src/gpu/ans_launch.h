@@ -18,4 +18,20 @@ struct AnsPatchDesc {
 void launchAnsDecode(const uint8_t* streams, const AnsPatchDesc* patches, uint32_t count, uint16_t* out,
                      int32_t* scratch, int32_t* status, void* stream);
 
+// Where a decoded patch goes: texel (x + i, y + j) of surfaces[surface] gets out[outOffset + j *
+// width + i] (16-bit texels).
+struct AnsCopyDesc {
+  uint64_t outOffset;
+  uint32_t surface;
+  uint16_t x, y, width, height;
+};
+constexpr int kAnsMaxSurfaces = 256;
+struct AnsSurfaces {
+  unsigned long long surface[kAnsMaxSurfaces];  // cudaSurfaceObject_t
+};
+// Copies `count` decoded patches into their surfaces (after launchAnsDecode on the same stream),
+// those whose status is Ok only.
+void launchAnsCopyToSurfaces(const uint16_t* out, const AnsCopyDesc* copies, const int32_t* status, uint32_t count,
+                             const AnsSurfaces& surfaces, void* stream);
+
 }  // namespace hfgpu::detail

@@ -16,6 +16,11 @@
 // decompressed sample crosses PCIe or touches the CPU; the host never waits for the GPU except
 // when a pair is reused while its previous batch is still running.
 //
+// HFAN tiles (archives of codec hfan or auto) go in the same batches: read whole, their header
+// and geometry checked on the loader thread, decoded by the pair's hfgpu::AnsSurfaceDecoder (the
+// GPU's rANS decoder into device scratch, then into the layers' surfaces) on the same stream
+// before the unmap. Not with --cache vram (its pool holds HFPaC entries only).
+//
 // --cache vram (StreamOptions::vramCache): tiles are kept compressed in a device pool
 // (gpu/resident_decoder.h) whose bookkeeping is a CompressedCache (LRU, pins for batches in
 // flight). The loader thread validates each tile and lays it out as a pool entry, so the render
@@ -54,6 +59,8 @@
 #include <vector>
 
 #include "archive/archive.h"
+#include "codec/ans.h"
+#include "gpu/ans_decoder.h"
 #include "gpu/cuda_util.h"
 #include "gpu/decoder.h"
 #include "gpu/resident_decoder.h"
@@ -70,6 +77,9 @@ class CudaStreamStrategy final : public StreamStrategy {
       : archive_(archive), p_(archive.header().tileSize()) {
     pairs_.resize(size_t(std::max(1, options.streams)));
     for (auto& pr : pairs_) pr = std::make_unique<Pair>();
+    const hfa::Codec codec = archive.header().codec;
+    if (options.vramCache && (codec == hfa::Codec::Hfan || codec == hfa::Codec::Auto))
+      throw std::runtime_error("--cache vram holds HFPaC tiles only, and this archive has hfan tiles");
     if (options.vramCache) makeVram(options.cacheMiB);
     progressive_ = options.progressive && !vram_;
     lossy_.assign(archive.tiles().size(), 0);
@@ -230,6 +240,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     bool hit = false;
     // Without the cache: the stream validated on the loader thread (the render thread packs).
     hfgpu::ValidatedStream checked;
+    bool ans = false;         // an HFAN tile (codec hfan / auto): the ANS decoder's, read whole
     bool lossy = false;       // progressive: only the header and layers 1 + 2 (size = those bytes)
     bool refinement = false;  // progressive: the whole stream of a tile delivered lossy
     uint32_t bytesRead = 0;   // from the archive for this load
@@ -260,13 +271,37 @@ class CudaStreamStrategy final : public StreamStrategy {
     bool busy = false;
     std::vector<size_t> tiles;  // of the batch in flight (for the OutOfRange report)
     std::vector<cudaSurfaceObject_t> surfaces;
+    hfgpu::AnsSurfaceDecoder ans;   // the batch's HFAN tiles
+    std::vector<size_t> ansTiles;   // of the batch in flight, as given to ans.prepare()
     hfgpu::ResidentBatch resident;  // --cache vram
     std::vector<size_t> misses;     // --cache vram: entries this batch places (kPending)
   };
 
   // `mode`: 0 whole, 1 lossy first (progressive), 2 the refinement of a tile read lossy.
   Loaded read(size_t tile, int mode = 0, uint32_t alreadyRead = 0) const {
-    Loaded l{tile, nullptr, 0, {}, {}, {}, false, {}, false, mode == 2, 0, {}};
+    Loaded l{tile, nullptr, 0, {}, {}, {}, false, {}, false, false, mode == 2, 0, {}};
+    const hfa::Codec codec = archive_.tiles()[tile].codec;
+    if (codec == hfa::Codec::Hfan) {
+      // Whole (no layers), header and geometry checked here; the kernel checks the rest.
+      if (!archive_.copyPayload(tile, l.bytes, l.error)) {
+        if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
+        return l;
+      }
+      l.ans = true;
+      l.data = l.bytes.data();
+      l.size = l.bytes.size();
+      l.bytesRead = uint32_t(l.size);
+      hfpac::AnsInfo info;
+      const hfpac::Status s = hfpac::ansReadInfo(l.data, l.size, info);
+      if (s != hfpac::Status::Ok)
+        l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(s);
+      else if (info.width != p_ || info.height != p_ || info.type != archive_.header().sampleType)
+        l.error = archive_.tileName(tile) + ": patch geometry or sample type disagrees with the header";
+      else if (info.lanes > hfgpu::kAnsGpuMaxLanes)
+        l.error = archive_.tileName(tile) + ": " + std::to_string(info.lanes) + " rANS lanes (the GPU decodes up to " +
+                  std::to_string(hfgpu::kAnsGpuMaxLanes) + ")";
+      return l;
+    }
     uint32_t prefix = 0;
     const bool ok = mode == 1 ? archive_.copyLossyPayload(tile, l.bytes, prefix, l.error)
                               : archive_.copyPayload(tile, l.bytes, l.error, alreadyRead);
@@ -490,6 +525,18 @@ class CudaStreamStrategy final : public StreamStrategy {
       if (st[i] == hfpac::Status::OutOfRange)
         std::fprintf(stderr, "Warning: %s: %s (clamped)\n", archive_.tileName(pr.tiles[i]).c_str(),
                      hfpac::statusMessage(st[i]));
+    // HFAN tiles refused by the kernel (a word stream that passed the CRC and the header checks
+    // but not the decoder's: a faulty writer) were not written: their slots hold stale heights.
+    // (Tiles refused on the host were reported when the batch was made.)
+    if (!pr.ansTiles.empty()) {
+      const std::vector<hfpac::Status> ast = pr.ans.statuses();
+      const std::vector<hfpac::Status>& host = pr.ans.headerStatuses();
+      for (size_t i = 0; i < ast.size() && i < pr.ansTiles.size(); ++i)
+        if (host[i] == hfpac::Status::Ok && ast[i] != hfpac::Status::Ok)
+          std::fprintf(stderr, "Warning: %s: %s (not decoded; its slot keeps stale heights)\n",
+                       archive_.tileName(pr.ansTiles[i]).c_str(), hfpac::statusMessage(ast[i]));
+      pr.ansTiles.clear();
+    }
     for (cudaSurfaceObject_t s : pr.surfaces) CUDA_LOG(cudaDestroySurfaceObject(s));
     pr.surfaces.clear();
   }
@@ -542,7 +589,7 @@ class CudaStreamStrategy final : public StreamStrategy {
           }
       } else {
         while (!v.hits.empty() && batch.size() < maxTiles) {
-          Loaded l{v.hits.front(), nullptr, 0, {}, {}, {}, true, {}, false, false, 0, {}};
+          Loaded l{v.hits.front(), nullptr, 0, {}, {}, {}, true, {}, false, false, false, 0, {}};
           v.hits.pop_front();
           batch.push_back(std::move(l));
         }
@@ -689,6 +736,9 @@ class CudaStreamStrategy final : public StreamStrategy {
     std::vector<size_t> tiles, finished, refinedTiles;
     std::vector<AtlasSlot> slots;
     std::vector<uint8_t> isRefinement;
+    std::vector<hfgpu::AnsSurfaceInput> ansInputs;  // the batch's HFAN tiles
+    std::vector<size_t> ansTiles;
+    std::vector<AtlasSlot> ansSlots;
     std::map<uint32_t, uint32_t> layerIndex;  // atlas layer -> surface index
     size_t failed = 0, dropped = 0;
     for (const Loaded& l : batch) {
@@ -720,6 +770,20 @@ class CudaStreamStrategy final : public StreamStrategy {
           continue;
         }
       }
+      if (l.ans) {  // HFAN: the ANS decoder's (never lossy, never a refinement)
+        hfgpu::AnsSurfaceInput in;
+        in.data = l.bytes.data();
+        in.size = l.size;
+        in.width = in.height = p_;
+        in.type = archive_.header().sampleType;
+        in.surface = layerIndex.emplace(slot.layer, uint32_t(layerIndex.size())).first->second;
+        in.x = int(slot.x);
+        in.y = int(slot.y);
+        ansInputs.push_back(in);
+        ansTiles.push_back(l.tile);
+        ansSlots.push_back(slot);
+        continue;
+      }
       isRefinement.push_back(l.refinement);
       hfgpu::PatchInput in;
       in.data = l.bytes.data();
@@ -735,17 +799,30 @@ class CudaStreamStrategy final : public StreamStrategy {
     size_t committed = 0, refined = 0;
     std::vector<size_t> toRefine;
     uint64_t blob = 0;
-    if (!patches.empty()) {
+    if (!patches.empty() || !ansInputs.empty()) {
       Pair& pr = *pairs_[next_++ % pairs_.size()];
       finish(pr);  // the pair's previous batch (its staging and surfaces)
-      pr.decoder.prepareValidated(patches.data(), checked.data(), patches.size());
+      std::vector<hfpac::Status> valid;
+      if (!patches.empty()) {
+        pr.decoder.prepareValidated(patches.data(), checked.data(), patches.size());
+        valid = pr.decoder.plan().statuses();
+        blob = pr.decoder.plan().blobBytes();
+      }
+      if (!ansInputs.empty()) {
+        pr.ans.prepare(ansInputs.data(), ansInputs.size());
+        blob += pr.ans.uploadBytes();
+      }
       pr.start.record(pr.stream);
-      const std::vector<hfpac::Status> valid = pr.decoder.plan().statuses();
-      blob = pr.decoder.plan().blobBytes();
-      pr.decoder.uploadAsync(pr.stream);
+      if (!patches.empty()) pr.decoder.uploadAsync(pr.stream);
       const hfgpu::Target target = mapLayers(pr, layerIndex);
-      pr.decoder.decodeAsync(lossyBatch ? hfgpu::DecodeMode::L12 : hfgpu::DecodeMode::All, target, pr.stream);
-      pr.decoder.fetchStatusesAsync(pr.stream);
+      if (!patches.empty()) {
+        pr.decoder.decodeAsync(lossyBatch ? hfgpu::DecodeMode::L12 : hfgpu::DecodeMode::All, target, pr.stream);
+        pr.decoder.fetchStatusesAsync(pr.stream);
+      }
+      if (!ansInputs.empty()) {
+        pr.ans.decodeAsync(pr.surfaces.data(), int(pr.surfaces.size()), pr.stream);
+        pr.ansTiles = ansTiles;
+      }
       unmapLayers(pr, tiles);
       for (size_t i = 0; i < tiles.size(); ++i) {
         if (i < valid.size() && valid[i] != hfpac::Status::Ok) {
@@ -766,6 +843,18 @@ class CudaStreamStrategy final : public StreamStrategy {
           lossy_[tiles[i]] = 1;
           toRefine.push_back(tiles[i]);
         }
+      }
+      // HFAN tiles: the host's header checks (the loader's, again with the slot) decide here;
+      // the kernel's verdict comes with the batch (finish()).
+      const std::vector<hfpac::Status>& ansValid = pr.ans.headerStatuses();
+      for (size_t i = 0; i < ansTiles.size(); ++i) {
+        if (i < ansValid.size() && ansValid[i] != hfpac::Status::Ok) {
+          sink.failed(ansTiles[i], archive_.tileName(ansTiles[i]) + ": " + hfpac::statusMessage(ansValid[i]));
+          ++failed;
+          continue;
+        }
+        sink.commit(ansTiles[i], ansSlots[i]);
+        ++committed;
       }
     }
     std::lock_guard<std::mutex> lock(mutex_);

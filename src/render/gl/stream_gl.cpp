@@ -346,13 +346,12 @@ std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name
       error = "--stream cuda needs a compressed archive (hfpac); this one is raw (use --stream raw)";
       return nullptr;
     }
-    if (codec == hfa::Codec::Hfan || codec == hfa::Codec::Auto) {
-      // The CUDA strategy decodes HFPaC streams into the atlas; HFAN tiles (hfpack --codec hfan
-      // or auto) are decoded by the CPU strategy's threads.
-      note = std::string("--stream cuda: this archive's tiles are ") +
+    if ((codec == hfa::Codec::Hfan || codec == hfa::Codec::Auto) && options.vramCache) {
+      // The CUDA strategy decodes HFAN tiles (hfpack --codec hfan or auto) with the GPU's ANS
+      // decoder, but its VRAM cache holds HFPaC entries only: the CPU strategy's threads then.
+      note = std::string("--stream cuda --cache vram: this archive's tiles are ") +
              (codec == hfa::Codec::Hfan ? "hfan" : "hfpac and hfan (codec auto)") +
-             ", which the CUDA strategy cannot decode yet; falling back to cpu" +
-             (options.vramCache ? " (--cache vram does not apply to the heights)" : "");
+             ", which the VRAM cache cannot hold yet; falling back to cpu (--cache vram does not apply to the heights)";
       return std::make_unique<CpuStreamStrategy>(archive, options.threads, options.progressive);
     }
 #ifdef HF_HAVE_CUDA_STREAM

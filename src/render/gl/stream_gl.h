@@ -52,8 +52,8 @@ bool parseCacheOption(const std::string& text, StreamOptions& options, std::stri
 
 // "cpu", "raw", "gl" or "cuda". nullptr and a one-line error for an unknown name or an archive the
 // strategy cannot read (raw on a compressed archive, cuda on a raw one). When "cuda" cannot run
-// here (no device or interop, or HFAN tiles), returns the cpu strategy and sets `note` (one line)
-// instead; the VRAM cache then does not apply to the heights. Create it before or after
+// here (no device or interop, or --cache vram on an archive with HFAN tiles), returns the cpu
+// strategy and sets `note` (one line) instead; the VRAM cache then does not apply to the heights. Create it before or after
 // the GL context; its GL/CUDA resources are made on the render thread when first needed.
 std::unique_ptr<StreamStrategy> makeRenderStreamStrategy(const std::string& name,
                                                          const hfa::ArchiveReader& archive,

@@ -10,7 +10,6 @@
 #include <cuda_gl_interop.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <future>
 #include <memory>
 #include <stdexcept>
@@ -109,17 +108,12 @@ class CudaOceanFields final : public OceanFields {
         }
         slot.mipArray = mip;
       }
-      if (glMipmaps_) {
-        step_->writeSurfaces(seconds, slot.levels[0], 0, stream_.get());
-      } else {
-        step_->writeSurfaceMips(seconds, slot.levels.data(), levels_, 0, stream_.get());
-      }
+      step_->writeSurfaceMips(seconds, slot.levels.data(), levels_, 0, stream_.get());
     } catch (...) {
       CUDA_LOG(cudaGraphicsUnmapResources(1, &slot.resource, stream_.get()));
       throw;
     }
     CUDA_CHECK(cudaGraphicsUnmapResources(1, &slot.resource, stream_.get()));
-    if (glMipmaps_) glGenerateTextureMipmap(slot.texture);  // ordered after the unmap
     slot.written = true;
   }
 
@@ -187,9 +181,6 @@ class CudaOceanFields final : public OceanFields {
   int front_ = 0;  // the slot GL draws from
   bool prepared_ = false;  // prepare() wrote the back slot for this frame's update()
   int levels_ = 0;         // the fields texture's mip levels
-  // A/B (session 18, to be measured): GL's glGenerateTextureMipmap after the step instead of the
-  // step's own mip chain.
-  const bool glMipmaps_ = std::getenv("HF_OCEAN_GL_MIPS") != nullptr && std::string(std::getenv("HF_OCEAN_GL_MIPS")) == "1";
   int size_ = 0;
   double patch_ = 0;
 };

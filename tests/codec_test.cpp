@@ -210,6 +210,38 @@ TEST(Codec, StoredPatchesDecodeExactlyAtEveryLayer) {
   }
 }
 
+// encodeStored lays out any samples (smooth, constant, noise, either type, any stride) as the
+// stored stream: decoded exactly, flagged stored, and for incompressible data the very bytes
+// encode() falls back to.
+TEST(Codec, EncodeStoredGivesTheStoredStreamOfAnySamples) {
+  for (SampleType t : {SampleType::UInt16, SampleType::Int16}) {
+    for (const Patch& p : {hftest::smooth(129, 129, t), hftest::constant(33, 7, 1234, t),
+                           hftest::noise(77, 13, t, 5), hftest::noise(129, 129, t, 9)}) {
+      std::vector<uint8_t> stream;
+      ASSERT_EQ(hfpac::encodeStored(p.data(), p.stride, p.width, p.height, t, stream), Status::Ok);
+      hfpac::PatchInfo info;
+      ASSERT_EQ(hfpac::readInfo(stream.data(), stream.size(), info), Status::Ok);
+      EXPECT_TRUE(info.stored);
+      EXPECT_EQ(info.type, t);
+      std::vector<uint16_t> out(size_t(p.width) * size_t(p.height));
+      ASSERT_EQ(hfpac::decode(stream.data(), stream.size(), out.data(), size_t(p.width), out.size(), Layers::All),
+                Status::Ok);
+      for (int y = 0; y < p.height; ++y)
+        for (int x = 0; x < p.width; ++x) ASSERT_EQ(out[size_t(y) * size_t(p.width) + size_t(x)], p.at(x, y));
+    }
+    const Patch noise = hftest::noise(129, 129, t, 9);
+    std::vector<uint8_t> stored, encoded;
+    ASSERT_EQ(hfpac::encodeStored(noise.data(), noise.stride, 129, 129, t, stored), Status::Ok);
+    ASSERT_EQ(hfpac::encode(noise.data(), noise.stride, 129, 129, t, EncodeOptions{}, encoded), Status::Ok);
+    EXPECT_EQ(stored, encoded);
+  }
+  std::vector<uint8_t> out;
+  const uint16_t one = 0;
+  EXPECT_EQ(hfpac::encodeStored(nullptr, 1, 1, 1, SampleType::UInt16, out), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::encodeStored(&one, 0, 1, 1, SampleType::UInt16, out), Status::InvalidArgument);
+  EXPECT_EQ(hfpac::encodeStored(&one, 1, 0, 1, SampleType::UInt16, out), Status::InvalidArgument);
+}
+
 TEST(Codec, AlmostFlatIsNotFlat) {
   Patch p = hftest::constant(129, 129, 500, SampleType::Int16);
   for (auto [x, y] : {std::pair{0, 0}, std::pair{128, 128}, std::pair{64, 0}, std::pair{77, 101}}) {

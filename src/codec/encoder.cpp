@@ -552,7 +552,7 @@ std::pair<uint16_t, size_t> mostFrequent(const std::vector<uint16_t>& u) {
   return best;
 }
 
-void encodeStored(const std::vector<uint16_t>& u, int width, int height, bool isSigned,
+void writeStored(const std::vector<uint16_t>& u, int width, int height, bool isSigned,
                   std::vector<uint8_t>& out, EncodeStats* stats) {
   BitWriter samples;
   for (uint16_t v : u) samples.put(v, kMaxBits);
@@ -670,7 +670,23 @@ Status encode(const uint16_t* samples, size_t stride, int width, int height, Sam
   // for that layering.
   const uint64_t rawBytes = uint64_t(kHeaderBytes) + sectionBytes(u.size() * kMaxBits);
   if ((options.bits < 0 || rbuc) && out.size() > rawBytes)
-    encodeStored(u, width, height, isSigned, out, stats);
+    writeStored(u, width, height, isSigned, out, stats);
+  return Status::Ok;
+}
+
+Status encodeStored(const uint16_t* samples, size_t stride, int width, int height, SampleType type,
+                    std::vector<uint8_t>& out) {
+  if (samples == nullptr || width < 1 || height < 1 || width > kMaxPatchSide ||
+      height > kMaxPatchSide || stride < size_t(width))
+    return Status::InvalidArgument;
+  if (type != SampleType::UInt16 && type != SampleType::Int16) return Status::InvalidArgument;
+  const bool isSigned = type == SampleType::Int16;
+  const uint16_t flip = isSigned ? 0x8000u : 0u;
+  std::vector<uint16_t> u(size_t(width) * size_t(height));
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      u[size_t(y) * size_t(width) + size_t(x)] = uint16_t(samples[size_t(y) * stride + size_t(x)] ^ flip);
+  writeStored(u, width, height, isSigned, out, nullptr);
   return Status::Ok;
 }
 

@@ -120,6 +120,14 @@ Status encode(const uint16_t* samples, size_t stride, int width, int height, Sam
               const EncodeOptions& options, std::vector<uint8_t>& out,
               EncodeStats* stats = nullptr);
 
+// Lays one patch out as a stored stream: its 16-bit samples as they are (no layers 1 and 2), the
+// form encode() falls back to for incompressible data. For samples already decoded by other
+// means that must travel in this stream format (the gl streaming strategy's compute decoder
+// copies stored streams into the atlas). Same argument checks as encode(); decode() returns the
+// samples exactly.
+Status encodeStored(const uint16_t* samples, size_t stride, int width, int height, SampleType type,
+                    std::vector<uint8_t>& out);
+
 // Reads and checks the fixed header only (magic, version, field ranges, that the stream is at
 // least as long as the header says). O(1); does not validate the tables (decode() does).
 Status readInfo(const uint8_t* data, size_t size, PatchInfo& info);

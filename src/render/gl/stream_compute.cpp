@@ -10,8 +10,12 @@
 // Loader threads read each payload (CRC checked), check its geometry and lay it out as a
 // compute entry (render/stream/decode_entry.h: the stream validated with the CPU decoder's
 // checks, descriptors built from it); tiles the shader cannot decode (2DRBUC streams, HFAN
-// tiles of hfan/auto archives) are decoded on the loader thread and uploaded as samples. The
-// render thread, in deliver(), places entries in one GL buffer (the pool, bookkept by a
+// tiles of hfan/auto archives) are decoded on the loader thread and laid out as stored streams
+// (hfpac::encodeStored), which the shader copies into the atlas in the same dispatch: no
+// per-tile texture upload on the render thread, and no glTextureSubImage3D into an atlas that
+// dispatches in flight still write (seen on the H100 as one 18 ms deliver step in a fill of an
+// auto archive; session 20). Those entries are transient: dropped from the pool once their
+// dispatch is issued (--cache vram keeps compressed entries only). The render thread, in deliver(), places entries in one GL buffer (the pool, bookkept by a
 // CompressedCache), writes one 16-byte job per tile and dispatches one workgroup per 16 x 16
 // area, then a memory barrier orders the image stores before the next draw's fetches. GL
 // orders buffer updates after earlier dispatches, so an entry's bytes can be replaced as soon
@@ -69,7 +73,15 @@ class ComputeStreamStrategy final : public StreamStrategy {
       : archive_(archive), p_(archive.header().tileSize()), options_(options) {
     inPool_.assign(archive.tiles().size(), Placed{});
     if (options.vramCache) {
-      for (const auto& t : archive.tiles()) wholeBytes_ += entryBound(t.size, p_);
+      size_t decodedHere = 0;  // tiles of codecs the shader cannot decode (2DRBUC is found later)
+      for (const auto& t : archive.tiles()) {
+        wholeBytes_ += entryBound(t.size, p_);
+        decodedHere += hfa::isHfpacCodec(t.codec) ? 0 : 1;
+      }
+      // Room for one dispatch of transient stored entries, so that they evict nothing when the
+      // whole archive fits.
+      const uint64_t storedBytes = uint64_t(hfpac::kHeaderBytes) + uint64_t(p_) * uint64_t(p_) * 2 + 4;
+      wholeBytes_ += uint64_t(std::min(decodedHere, kMaxJobs)) * entryBound(storedBytes, p_);
     }
     const int loaders = 2;
     for (int i = 0; i < loaders; ++i) loaders_.emplace_back([this] { load(); });
@@ -203,7 +215,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     size_t tile = 0;
     std::string error;
     ComputeEntry entry;             // decoded by the shader (areas > 0 or a flat/stored patch)
-    std::vector<uint16_t> samples;  // decoded here (2DRBUC, HFAN): uploaded as samples
+    bool decoded = false;           // the entry is a stored stream of samples decoded here
+    std::vector<uint16_t> samples;  // decoded here, when no entry could hold them: uploaded as samples
     bool onCpu = false;
     bool hit = false;               // in the pool already
   };
@@ -244,6 +257,15 @@ class ComputeStreamStrategy final : public StreamStrategy {
       l.samples.resize(size_t(p_) * size_t(p_));
       if (!archive_.decodeTile(tile, l.samples.data(), l.error)) {
         if (l.error.empty()) l.error = archive_.tileName(tile) + ": not decodable";
+        l.samples = {};
+        return l;
+      }
+      std::vector<uint8_t> stored;
+      if (hfpac::encodeStored(l.samples.data(), size_t(p_), p_, p_, archive_.header().sampleType, stored) ==
+              hfpac::Status::Ok &&
+          makeComputeEntry(stored.data(), stored.size(), l.entry) == hfpac::Status::Ok) {
+        l.onCpu = false;
+        l.decoded = true;
         l.samples = {};
       }
     } else if (st != hfpac::Status::Ok) {
@@ -347,7 +369,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
 
   // Puts a loaded entry into the pool (evicting least recently used entries); false when it
   // cannot fit.
-  bool place(const Loaded& l) {
+  bool place(const Loaded& l) {  // (stats: a decoded entry counts as samples to the device)
     std::vector<size_t> evicted;
     const int64_t at = index_->insert(l.tile, l.entry.bytes.size(), &evicted);
     for (size_t k : evicted) inPool_[k] = Placed{};
@@ -355,7 +377,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     upload(l.entry.bytes.data(), l.entry.bytes.size(), uint64_t(at));
     inPool_[l.tile] = Placed{true, uint64_t(at), l.entry.areas};
     std::lock_guard<std::mutex> lock(mutex_);
-    stats_.compressedToDevice += l.entry.bytes.size();
+    (l.decoded ? stats_.samplesToDevice : stats_.compressedToDevice) += l.entry.bytes.size();
     return true;
   }
 
@@ -538,7 +560,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     std::deque<Loaded> later;
     size_t failed = 0, dropped = 0, hits = 0, misses = 0, onCpu = 0;
     std::vector<std::pair<uint64_t, uint64_t>> copies;  // --cache host: ring ranges (offset, bytes)
-    uint64_t sentBytes = 0;
+    uint64_t sentBytes = 0, sentSampleBytes = 0;
+    std::vector<size_t> transient;  // --cache vram: decoded entries, dropped once dispatched
     const uint64_t ringHead0 = ringHead_;
     batchRingBytes_ = 0;
     for (Loaded& l : batch) {
@@ -586,7 +609,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
           continue;
         }
         ++misses;
-        sentBytes += bytes;
+        (l.decoded ? sentSampleBytes : sentBytes) += bytes;
         jobs.insert(jobs.end(), {uint32_t(at / 4), l.entry.areas, slot.layer, slot.x | (slot.y << 16)});
         tiles.push_back(t);
         slots.push_back(slot);
@@ -610,6 +633,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
       }
       index_->pin(t);
       pinned.push_back(t);
+      if (l.decoded) transient.push_back(t);
       finished.push_back(t);
       if (!sink.reserve(t, slot)) {
         ++dropped;
@@ -651,6 +675,10 @@ class ComputeStreamStrategy final : public StreamStrategy {
     }
     // GL orders later writes to the pool after this dispatch: the entries may move from now on.
     for (size_t t : pinned) index_->unpin(t);
+    for (size_t t : transient) {
+      index_->erase(t);
+      inPool_[t] = Placed{};
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = later.rbegin(); it != later.rend(); ++it) ready_.push_front(std::move(*it));
     for (size_t t : finished) active_.erase(t);
@@ -659,7 +687,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     stats_.delivered += tiles.size() + onCpu;
     stats_.failed += failed;
     stats_.dropped += dropped;
-    stats_.samplesToDevice += uint64_t(onCpu) * uint64_t(p_) * uint64_t(p_) * 2;
+    stats_.samplesToDevice += uint64_t(onCpu) * uint64_t(p_) * uint64_t(p_) * 2 + sentSampleBytes;
+    stats_.sampleUploads += onCpu;
     stats_.compressedToDevice += sentBytes;
     if (options_.vramCache) {
       stats_.cacheHits += hits;

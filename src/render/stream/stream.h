@@ -127,6 +127,11 @@ struct StreamStats {
   // cuda: always 0, the GPU decodes straight into the atlas).
   uint64_t compressedToDevice = 0;
   uint64_t samplesToDevice = 0;
+  // gl: tiles it uploaded as samples (TileSink::uploadSamples, a texture upload each on the
+  // render thread). Tiles decoded on its loader threads (HFAN, 2DRBUC) reach the atlas through
+  // the compute shader as stored entries (their bytes in samplesToDevice), so this stays 0
+  // unless one could not be laid out as an entry.
+  size_t sampleUploads = 0;
   // GPU time of the strategy's own device work that has completed so far (cuda: copy + decode
   // batches, from CUDA events), milliseconds; 0 for strategies that upload through GL.
   double deviceMs = 0;

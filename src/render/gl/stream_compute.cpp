@@ -72,18 +72,22 @@ class ComputeStreamStrategy final : public StreamStrategy {
   ComputeStreamStrategy(const hfa::ArchiveReader& archive, const StreamOptions& options)
       : archive_(archive), p_(archive.header().tileSize()), options_(options) {
     inPool_.assign(archive.tiles().size(), Placed{});
+    size_t decodedHere = 0;  // tiles of codecs the shader cannot decode (2DRBUC streams aside)
+    for (const auto& t : archive.tiles()) decodedHere += hfa::isHfpacCodec(t.codec) ? 0 : 1;
     if (options.vramCache) {
-      size_t decodedHere = 0;  // tiles of codecs the shader cannot decode (2DRBUC is found later)
-      for (const auto& t : archive.tiles()) {
-        wholeBytes_ += entryBound(t.size, p_);
-        decodedHere += hfa::isHfpacCodec(t.codec) ? 0 : 1;
-      }
+      for (const auto& t : archive.tiles()) wholeBytes_ += entryBound(t.size, p_);
       // Room for one dispatch of transient stored entries, so that they evict nothing when the
       // whole archive fits.
       const uint64_t storedBytes = uint64_t(hfpac::kHeaderBytes) + uint64_t(p_) * uint64_t(p_) * 2 + 4;
       wholeBytes_ += uint64_t(std::min(decodedHere, kMaxJobs)) * entryBound(storedBytes, p_);
     }
-    const int loaders = 2;
+    // Two loaders read and lay out HFPaC entries (cheap: validation only). Tiles decoded here
+    // (HFAN of auto archives) take the cpu strategy's decode threads: with two, an auto archive's
+    // fills on the H100 took 2-3x the cpu strategy's (session 20).
+    int loaders = 2;
+    if (decodedHere > 0)
+      loaders = std::max(loaders, options.threads > 0 ? options.threads
+                                                      : int(std::thread::hardware_concurrency()) - 1);
     for (int i = 0; i < loaders; ++i) loaders_.emplace_back([this] { load(); });
   }
   ~ComputeStreamStrategy() override { stopThreads(); }

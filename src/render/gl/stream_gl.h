@@ -10,11 +10,13 @@
 // - "gl": HFPaC tiles decoded into the atlas by a GL compute shader in the drawing context (any
 //   GPU with OpenGL 4.5 and GL_ARB_gpu_shader_int64; see stream_compute.cpp), with the same
 //   --cache host|vram[:MiB] as cuda (the pool is a GL buffer). HFAN and 2DRBUC tiles are
-//   decoded on its loader threads. Without 64-bit shader integers or the shader: falls back to
+//   decoded on its loader threads and reach the atlas as stored entries through the same
+//   shader. Without 64-bit shader integers or the shader: falls back to
 //   "cpu" with a Note. A raw archive is refused.
 // - "cuda" (only when built with the GPU codec, HF_HAVE_CUDA_STREAM): see stream_cuda.cpp. No
-//   CUDA device, no CUDA-GL interop with the current context, or an archive of codec hfan or
-//   auto (HFAN tiles): falls back to "cpu" and says so once on stderr (a "Note:" line).
+//   CUDA device, no CUDA-GL interop with the current context, or --cache vram with an archive
+//   of codec hfan or auto (the pool holds HFPaC entries only): falls back to "cpu" and says so
+//   once on stderr (a "Note:" line). HFAN tiles are decoded on the GPU otherwise.
 #pragma once
 
 #include <memory>

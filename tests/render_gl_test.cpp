@@ -986,6 +986,48 @@ TEST(RenderGl, HugeBudgetIsClampedToTheArchive) {
   expectNoHoles(s, *sc.renderer, oblique());
 }
 
+// The renderer's per-frame budget (RenderSettings::uploadsPerFrame, in tiles of samples) is
+// scaled by the strategy's deliveryScale(): a strategy that sends tiles compressed gets its
+// compression ratio times as many per frame (at most kMaxDeliveryScale times).
+TEST(RenderGl, DeliveryBudgetIsScaledByTheStrategy) {
+  REQUIRE_GL();
+  struct ScaledCpu final : hfr::StreamStrategy {
+    ScaledCpu(const hfa::ArchiveReader& archive, double s) : inner(archive, 1), scale(s) {}
+    const char* name() const override { return "cpu, scaled"; }
+    void request(const std::vector<size_t>& tiles) override { inner.request(tiles); }
+    size_t deliver(hfr::TileSink& sink, size_t maxTiles) override {
+      budgets.push_back(maxTiles);
+      return inner.deliver(sink, maxTiles);
+    }
+    double deliveryScale() const override { return scale; }
+    bool loadNow(size_t tile, hfr::TileSink& sink, std::string& error) override {
+      return inner.loadNow(tile, sink, error);
+    }
+    size_t pending() const override { return inner.pending(); }
+    hfr::StreamStats stats() const override { return inner.stats(); }
+    hfr::CpuStreamStrategy inner;
+    double scale;
+    std::vector<size_t> budgets;
+  };
+  for (const auto& [scale, expected] : {std::pair{1.0, size_t(6)}, std::pair{2.5, size_t(15)},
+                                        std::pair{100.0, size_t(48)}, std::pair{0.25, size_t(6)}}) {
+    ScaledCpu strategy(gl().archive, scale);
+    hfr::RenderSettings rs;
+    rs.width = kW;
+    rs.height = kH;
+    rs.uploadsPerFrame = 6;
+    std::string error;
+    auto r = hfr::Renderer::create(gl().archive, strategy, rs, error);
+    ASSERT_TRUE(r) << error;
+    for (int i = 0; i < 3; ++i) r->frame(oblique(), nullptr);
+    ASSERT_FALSE(strategy.budgets.empty());
+    for (size_t b : strategy.budgets) EXPECT_EQ(b, expected) << "scale " << scale;
+  }
+  EXPECT_EQ(hfr::deliveryBudget(64, std::nan("")), 64u);
+  EXPECT_EQ(hfr::deliveryBudget(size_t(1) << 30, 8.0), size_t(8) << 30);
+  EXPECT_EQ(hfr::deliveryBudget(SIZE_MAX, 8.0), SIZE_MAX / 2);
+}
+
 // ---- The cpu strategy without GL: a fake sink ----
 
 struct FakeSink final : hfr::TileSink {

@@ -294,6 +294,41 @@ TEST(StrategyParity, GlDecodesMixedArchives) {
   }
 }
 
+// deliveryScale() of the strategies that send tiles compressed: the archive's ratio of sample
+// bytes to the bytes that cross PCIe. gl sends HFAN tiles as stored samples, cuda decodes them;
+// a raw archive scales nothing.
+TEST(DeliveryScale, IsTheRatioOfSampleBytesToBytesSent) {
+  hf_test::TempDir dir;
+  std::string error;
+  auto transcodeTo = [&](hfa::Codec codec, const std::string& name) {
+    hfpack::TranscodeOptions o;
+    o.input = samplePath(false);
+    o.output = dir / name;
+    o.codec = codec;
+    o.threads = 2;
+    o.out = nullptr;
+    hfpack::TranscodeResult tr;
+    EXPECT_TRUE(hfpack::transcode(o, tr, error)) << error;
+    return o.output;
+  };
+  const auto onGl = [](hfa::Codec c) { return c == hfa::Codec::Hfpac; };
+  const auto onCuda = [](hfa::Codec c) { return c != hfa::Codec::Raw; };
+  hfa::ArchiveReader hfpac, raw, mixed;
+  ASSERT_TRUE(hfpac.open(samplePath(false), error)) << error;
+  ASSERT_TRUE(raw.open(transcodeTo(hfa::Codec::Raw, "raw.hfa"), error)) << error;
+  ASSERT_TRUE(mixed.open(transcodeTo(hfa::Codec::Auto, "auto.hfa"), error)) << error;
+  uint64_t payload = 0;
+  for (const auto& t : hfpac.tiles()) payload += t.size;
+  const double ratio = double(hfpac.tiles().size()) * 129 * 129 * 2 / double(payload);
+  ASSERT_GT(ratio, 1.5);
+  EXPECT_NEAR(hfr::compressedDeliveryScale(hfpac, onGl), std::min(ratio, hfr::kMaxDeliveryScale), 1e-9);
+  EXPECT_EQ(hfr::compressedDeliveryScale(raw, onCuda), 1.0);
+  const double gl = hfr::compressedDeliveryScale(mixed, onGl), cuda = hfr::compressedDeliveryScale(mixed, onCuda);
+  EXPECT_GE(gl, 1.0);
+  EXPECT_LT(gl, cuda) << "gl sends the HFAN tiles as samples";
+  EXPECT_GE(cuda, hfr::compressedDeliveryScale(hfpac, onCuda)) << "auto archives are smaller";
+}
+
 // The cuda strategy on a codec-auto archive: HFAN tiles decoded by the GPU's ANS decoder into
 // the same atlas as the HFPaC tiles (no samples cross PCIe), the image and every atlas tile equal
 // to the cpu strategy's; with --cache vram it falls back to cpu with a note (not here).

@@ -269,7 +269,8 @@ bool writeReport(const std::string& path, const std::string& name, const std::st
                "  loader threads run in real time between frames. \"atlas fill\" (the\n"
                "  thesis's measure) = a fresh renderer streams the first view into its empty atlas,\n"
                "  no drawing, no per-step upload cap, until everything it wants is resident and the\n"
-               "  GPU has finished; \"first view\" = synchronous frames (at most 64 uploads each) at\n"
+               "  GPU has finished; \"first view\" = synchronous frames (at most 64 tile uploads each;\n"
+               "  gl and cuda deliver the archive's ratio times as many, at most 8x) at\n"
                "  the first camera until the same. Ratios are against `raw` from this same process.\n");
   const size_t repeats = runs.empty() ? 1 : runs.front().repeatMedianMs.size();
   std::fprintf(o, "- I/O: %s.\n", ioLine.c_str());

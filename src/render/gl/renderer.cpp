@@ -722,7 +722,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
       colour->request(colourRequest);
     }
     beginPass(GpuPass::Upload);
-    strategy.deliver(*this, settings.uploadsPerFrame);
+    strategy.deliver(*this, deliveryBudget(settings.uploadsPerFrame, strategy.deliveryScale()));
     if (colour) {
       ScopedMs colourTimer(colourMs);
       colour->deliver(colourSink, settings.colourUploadsPerFrame);

@@ -65,7 +65,9 @@ struct RenderSettings {
   double verticalExaggeration = 1.0;
   std::array<float, 3> background{0.72f, 0.80f, 0.88f};  // clear colour (tests: magenta)
   double atlasBudgetMiB = 256;
-  size_t uploadsPerFrame = 64;       // tiles uploaded per frame at most
+  // Tiles uploaded per frame at most, counted as tiles of samples; a strategy that sends tiles
+  // compressed gets StreamStrategy::deliveryScale() (its compression ratio, <= 8) times as many.
+  size_t uploadsPerFrame = 64;
   // LOD hysteresis h: a refined tile (or finer centre ldr) is kept until its projected error
   // drops below h * tau; never coarser than tau allows (docs/rendering.md section 2). 1 = off.
   double hysteresis = 0.8;

@@ -89,12 +89,15 @@ class ComputeStreamStrategy final : public StreamStrategy {
       loaders = std::max(loaders, options.threads > 0 ? options.threads
                                                       : int(std::thread::hardware_concurrency()) - 1);
     for (int i = 0; i < loaders; ++i) loaders_.emplace_back([this] { load(); });
+    // HFPaC tiles travel compressed; HFAN and 2DRBUC ones as stored samples.
+    deliveryScale_ = compressedDeliveryScale(archive, [](hfa::Codec c) { return c == hfa::Codec::Hfpac; });
   }
   ~ComputeStreamStrategy() override { stopThreads(); }
   ComputeStreamStrategy(const ComputeStreamStrategy&) = delete;
   ComputeStreamStrategy& operator=(const ComputeStreamStrategy&) = delete;
 
   const char* name() const override { return fallback_ ? fallback_->name() : "gl"; }
+  double deliveryScale() const override { return fallback_ ? fallback_->deliveryScale() : deliveryScale_; }
 
   void request(const std::vector<size_t>& tiles) override {
     if (fallback_) return fallback_->request(tiles);
@@ -707,6 +710,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
   const int p_;
   const StreamOptions options_;
   uint64_t wholeBytes_ = 0;  // every tile's entry bound (--cache vram)
+  double deliveryScale_ = 1;
   std::unique_ptr<StreamStrategy> fallback_;
   std::vector<size_t> last_;  // the last request (replayed to a fallback)
 

@@ -86,6 +86,8 @@ class CudaStreamStrategy final : public StreamStrategy {
     refine_.prefixBytes.assign(archive.tiles().size(), 0);
     loader_ = std::thread([this] { load(); });
     if (vram_ && vram_->preload) vram_->preloader = std::thread([this] { preload(); });
+    // Every tile but a raw one travels compressed (HFAN decoded by the GPU's ANS decoder).
+    deliveryScale_ = compressedDeliveryScale(archive, [](hfa::Codec c) { return c != hfa::Codec::Raw; });
   }
   ~CudaStreamStrategy() override {
     stopLoader();
@@ -100,6 +102,7 @@ class CudaStreamStrategy final : public StreamStrategy {
   CudaStreamStrategy& operator=(const CudaStreamStrategy&) = delete;
 
   const char* name() const override { return fallback_ ? fallback_->name() : "cuda"; }
+  double deliveryScale() const override { return fallback_ ? fallback_->deliveryScale() : deliveryScale_; }
 
   void request(const std::vector<size_t>& tiles) override {
     if (fallback_) return fallback_->request(tiles);
@@ -877,6 +880,7 @@ class CudaStreamStrategy final : public StreamStrategy {
   cudaGraphicsResource_t resource_ = nullptr;
   std::unique_ptr<StreamStrategy> fallback_;
   std::unique_ptr<Vram> vram_;  // --cache vram
+  double deliveryScale_ = 1;
 
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -194,6 +194,23 @@ void CpuStreamStrategy::request(const std::vector<size_t>& tiles) {
   if (refine_.ready(queue_, active_.size())) wake_.notify_all();
 }
 
+double compressedDeliveryScale(const hfa::ArchiveReader& archive, bool (*decodedOnGpu)(hfa::Codec)) {
+  const uint64_t tileBytes = uint64_t(archive.header().tileSize()) * uint64_t(archive.header().tileSize()) * 2;
+  uint64_t raw = 0, sent = 0;
+  for (const auto& t : archive.tiles()) {
+    raw += tileBytes;
+    sent += decodedOnGpu(t.codec) ? std::max<uint64_t>(t.size, 1) : tileBytes;
+  }
+  if (sent == 0) return 1.0;
+  return std::min(kMaxDeliveryScale, std::max(1.0, double(raw) / double(sent)));
+}
+
+size_t deliveryBudget(size_t uploads, double scale) {
+  if (!(scale > 1.0)) return uploads;
+  const double budget = std::floor(double(uploads) * std::min(scale, kMaxDeliveryScale));
+  return budget >= double(SIZE_MAX / 2) ? SIZE_MAX / 2 : std::max(uploads, size_t(budget));
+}
+
 size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {
   std::deque<Done> ready;
   {

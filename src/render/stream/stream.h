@@ -28,6 +28,7 @@
 
 namespace hfa {
 class ArchiveReader;
+enum class Codec : uint8_t;  // archive/archive.h
 }
 
 namespace hfr {
@@ -155,6 +156,13 @@ class StreamStrategy {
   virtual void request(const std::vector<size_t>& tiles) = 0;
   // Hands at most `maxTiles` finished tiles to `sink`; never waits. Returns how many.
   virtual size_t deliver(TileSink& sink, size_t maxTiles) = 0;
+  // Tiles this strategy may hand over per frame for each tile of the renderer's per-frame budget
+  // (RenderSettings::uploadsPerFrame, counted in tiles uploaded as samples: p * p * 2 bytes over
+  // PCIe and a texture upload on the render thread each). A strategy that sends tiles compressed
+  // and decodes them on the GPU in one launch per batch moves 1/ratio of those bytes per tile and
+  // makes no GL call per tile, so the same budget covers `ratio` times the tiles:
+  // compressedDeliveryScale(). 1 for strategies that upload samples.
+  virtual double deliveryScale() const { return 1.0; }
   // Loads one tile synchronously (start-up: the top level, so the first frame has data).
   virtual bool loadNow(size_t tile, TileSink& sink, std::string& error) = 0;
   // Tiles queued, being loaded or finished but not delivered (refinements of lossy tiles
@@ -175,6 +183,16 @@ class StreamStrategy {
   // destructor). The strategy is unusable afterwards.
   virtual void releaseGl() {}
 };
+
+// The archive's compression ratio for deliveryScale(): p * p * 2 bytes per tile over the bytes
+// that cross PCIe per tile (the payload; p * p * 2 for tiles the strategy decodes on the CPU,
+// those for which `decodedOnGpu(codec)` is false), clamped to 1..kMaxDeliveryScale. The cap
+// keeps one frame's batch within what a single decode launch takes (e.g. 64 x 8 = 512 tiles).
+constexpr double kMaxDeliveryScale = 8.0;
+double compressedDeliveryScale(const hfa::ArchiveReader& archive, bool (*decodedOnGpu)(hfa::Codec));
+// The tiles a strategy may deliver in one frame: `uploads` (RenderSettings::uploadsPerFrame)
+// times its deliveryScale() (a scale below 1 or not a number counts as 1), without overflow.
+size_t deliveryBudget(size_t uploads, double scale);
 
 // "cpu": payloads from the archive, hfpac::decode on `threads` worker threads (0 = hardware
 // concurrency - 1, at least 1). The archive must outlive the strategy.

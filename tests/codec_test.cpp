@@ -215,8 +215,8 @@ TEST(Codec, StoredPatchesDecodeExactlyAtEveryLayer) {
 // encode() falls back to.
 TEST(Codec, EncodeStoredGivesTheStoredStreamOfAnySamples) {
   for (SampleType t : {SampleType::UInt16, SampleType::Int16}) {
-    for (const Patch& p : {hftest::smooth(129, 129, t), hftest::constant(33, 7, 1234, t),
-                           hftest::noise(77, 13, t, 5), hftest::noise(129, 129, t, 9)}) {
+    for (const Patch& p : {hftest::smooth(129, 129, t), hftest::constant(33, 7, 1234, t, 5),
+                           hftest::noise(77, 13, t, 5, 3), hftest::noise(129, 129, t, 9)}) {
       std::vector<uint8_t> stream;
       ASSERT_EQ(hfpac::encodeStored(p.data(), p.stride, p.width, p.height, t, stream), Status::Ok);
       hfpac::PatchInfo info;

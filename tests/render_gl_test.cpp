@@ -1025,7 +1025,8 @@ TEST(RenderGl, DeliveryBudgetIsScaledByTheStrategy) {
   }
   EXPECT_EQ(hfr::deliveryBudget(64, std::nan("")), 64u);
   EXPECT_EQ(hfr::deliveryBudget(size_t(1) << 30, 8.0), size_t(8) << 30);
-  EXPECT_EQ(hfr::deliveryBudget(SIZE_MAX, 8.0), SIZE_MAX / 2);
+  EXPECT_EQ(hfr::deliveryBudget(SIZE_MAX, 8.0), SIZE_MAX);
+  EXPECT_EQ(hfr::deliveryBudget(size_t(1) << 62, 8.0), SIZE_MAX / 2);
 }
 
 // ---- The cpu strategy without GL: a fake sink ----

@@ -72,10 +72,12 @@ class ComputeStreamStrategy final : public StreamStrategy {
   ComputeStreamStrategy(const hfa::ArchiveReader& archive, const StreamOptions& options)
       : archive_(archive), p_(archive.header().tileSize()), options_(options) {
     inPool_.assign(archive.tiles().size(), Placed{});
-    size_t decodedHere = 0;  // tiles of codecs the shader cannot decode (2DRBUC streams aside)
-    for (const auto& t : archive.tiles()) decodedHere += hfa::isHfpacCodec(t.codec) ? 0 : 1;
+    size_t decodedHere = 0;  // tiles the shader cannot decode (HFAN, 2DRBUC): they never stay in the pool
+    for (const auto& t : archive.tiles()) {
+      if (t.codec == hfa::Codec::Hfpac) wholeBytes_ += entryBound(t.size, p_);
+      else ++decodedHere;
+    }
     if (options.vramCache) {
-      for (const auto& t : archive.tiles()) wholeBytes_ += entryBound(t.size, p_);
       // Room for one dispatch of transient stored entries, so that they evict nothing when the
       // whole archive fits.
       const uint64_t storedBytes = uint64_t(hfpac::kHeaderBytes) + uint64_t(p_) * uint64_t(p_) * 2 + 4;
@@ -222,8 +224,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     size_t tile = 0;
     std::string error;
     ComputeEntry entry;             // decoded by the shader (areas > 0 or a flat/stored patch)
-    bool decoded = false;           // the entry is a stored stream of samples decoded here
-    std::vector<uint16_t> samples;  // decoded here, when no entry could hold them: uploaded as samples
+    bool decoded = false;           // the entry is a stored stream of `samples`, decoded here
+    std::vector<uint16_t> samples;  // decoded here; uploaded as samples when onCpu
     bool onCpu = false;
     bool hit = false;               // in the pool already
   };
@@ -243,13 +245,13 @@ class ComputeStreamStrategy final : public StreamStrategy {
   Loaded read(size_t tile, bool entryOnly = false) const {
     Loaded l;
     l.tile = tile;
-    std::vector<uint8_t> bytes;
-    if (!archive_.copyPayload(tile, bytes, l.error)) {
-      if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
-      return l;
-    }
     hfpac::Status st = hfpac::Status::Unsupported;
-    if (hfa::isHfpacCodec(archive_.tiles()[tile].codec)) {
+    if (hfa::isHfpacCodec(archive_.tiles()[tile].codec)) {  // others: decodeTile reads the payload once
+      std::vector<uint8_t> bytes;
+      if (!archive_.copyPayload(tile, bytes, l.error)) {
+        if (l.error.empty()) l.error = archive_.tileName(tile) + ": unreadable";
+        return l;
+      }
       hfpac::PatchInfo info;
       st = hfpac::readInfo(bytes.data(), bytes.size(), info);
       if (st == hfpac::Status::Ok && (info.width != p_ || info.height != p_ || info.type != archive_.header().sampleType)) {
@@ -272,8 +274,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
               hfpac::Status::Ok &&
           makeComputeEntry(stored.data(), stored.size(), l.entry) == hfpac::Status::Ok) {
         l.onCpu = false;
-        l.decoded = true;
-        l.samples = {};
+        l.decoded = true;  // the samples stay, for an entry larger than the ring or the pool
       }
     } else if (st != hfpac::Status::Ok) {
       l.error = archive_.tileName(tile) + ": " + hfpac::statusMessage(st);
@@ -584,6 +585,12 @@ class ComputeStreamStrategy final : public StreamStrategy {
         continue;
       }
       AtlasSlot slot;
+      // A stored entry larger than the ring or the pool (large tiles, a small --staging or
+      // --cache vram:MiB) goes as samples instead.
+      if (l.decoded && l.entry.bytes.size() > (options_.vramCache ? index_->capacity() : ringSize_)) {
+        l.decoded = false;
+        l.onCpu = true;
+      }
       if (l.onCpu) {
         finished.push_back(t);
         if (!sink.reserve(t, slot)) {
@@ -640,7 +647,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
       }
       index_->pin(t);
       pinned.push_back(t);
-      if (l.decoded) transient.push_back(t);
+      if (l.decoded && miss) transient.push_back(t);
       finished.push_back(t);
       if (!sink.reserve(t, slot)) {
         ++dropped;
@@ -709,7 +716,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
   const hfa::ArchiveReader& archive_;
   const int p_;
   const StreamOptions options_;
-  uint64_t wholeBytes_ = 0;  // every tile's entry bound (--cache vram)
+  uint64_t wholeBytes_ = 0;  // every HFPaC tile's entry bound, plus a dispatch of stored entries (--cache vram)
   double deliveryScale_ = 1;
   std::unique_ptr<StreamStrategy> fallback_;
   std::vector<size_t> last_;  // the last request (replayed to a fallback)

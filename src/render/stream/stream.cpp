@@ -208,7 +208,7 @@ double compressedDeliveryScale(const hfa::ArchiveReader& archive, bool (*decoded
 size_t deliveryBudget(size_t uploads, double scale) {
   if (!(scale > 1.0)) return uploads;
   const double budget = std::floor(double(uploads) * std::min(scale, kMaxDeliveryScale));
-  return budget >= double(SIZE_MAX / 2) ? SIZE_MAX / 2 : std::max(uploads, size_t(budget));
+  return budget >= double(SIZE_MAX / 2) ? std::max(uploads, SIZE_MAX / 2) : std::max(uploads, size_t(budget));
 }
 
 size_t CpuStreamStrategy::deliver(TileSink& sink, size_t maxTiles) {

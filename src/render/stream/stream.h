@@ -187,7 +187,8 @@ class StreamStrategy {
 // The archive's compression ratio for deliveryScale(): p * p * 2 bytes per tile over the bytes
 // that cross PCIe per tile (the payload; p * p * 2 for tiles the strategy decodes on the CPU,
 // those for which `decodedOnGpu(codec)` is false), clamped to 1..kMaxDeliveryScale. The cap
-// keeps one frame's batch within what a single decode launch takes (e.g. 64 x 8 = 512 tiles).
+// bounds one frame's work (64 x 8 = 512 tiles: gl dispatches them 256 a time; cuda hands over
+// one batch of at most 256 tiles per frame, so it gets at most 4x at the default 64).
 constexpr double kMaxDeliveryScale = 8.0;
 double compressedDeliveryScale(const hfa::ArchiveReader& archive, bool (*decodedOnGpu)(hfa::Codec));
 // The tiles a strategy may deliver in one frame: `uploads` (RenderSettings::uploadsPerFrame)

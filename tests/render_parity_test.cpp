@@ -266,8 +266,8 @@ TEST(StrategyParity, GlVramCacheEqualsCpu) {
 #ifdef HF_HAVE_HFPACK_LIB
 // Tiles the shader does not decode (HFAN in a codec-auto archive, 2DRBUC streams) are decoded
 // on the loader threads and sent as stored entries that the shader copies into the atlas in the
-// same dispatch (no per-tile texture upload); with --cache vram those entries are dropped after
-// their dispatch, so a later request decodes them again and the pool keeps compressed entries.
+// same dispatch (no per-tile texture upload); with --cache vram those entries go to a region
+// beside the cache, so a later request decodes them again and the cache keeps compressed entries.
 TEST(StrategyParity, GlDecodesMixedArchives) {
   SKIP_UNLESS_RUNNABLE(reference());
   for (const hfa::Codec codec : {hfa::Codec::Auto, hfa::Codec::HfpacRbuc}) {
@@ -289,8 +289,8 @@ TEST(StrategyParity, GlDecodesMixedArchives) {
       EXPECT_GT(r.stats.samplesToDevice, 0u) << "some tiles were decoded on the CPU";
       EXPECT_EQ(r.stats.sampleUploads, 0u) << "decoded tiles go through the shader";
       EXPECT_LE(r.stats.cacheBytes, r.stats.cacheCapacity);
-      // The stored entries leave the pool once dispatched: what stays is the preloaded compressed
-      // entries, less than the stored entries sent (which would all be resident if kept).
+      // The stored entries stay out of the cache: what it holds is the preloaded compressed
+      // entries, less than the stored entries sent (which would all be resident if cached).
       if (std::string(cache) == "vram") {
         EXPECT_LT(r.stats.cacheBytes, r.stats.samplesToDevice);
       }

@@ -14,8 +14,9 @@
 // (hfpac::encodeStored), which the shader copies into the atlas in the same dispatch: no
 // per-tile texture upload on the render thread, and no glTextureSubImage3D into an atlas that
 // dispatches in flight still write (seen on the H100 as one 18 ms deliver step in a fill of an
-// auto archive; session 20). Those entries are transient: dropped from the pool once their
-// dispatch is issued (--cache vram keeps compressed entries only). The render thread, in deliver(), places entries in one GL buffer (the pool, bookkept by a
+// auto archive; session 20). Those entries are transient: with --cache vram they go to a
+// region of the pool buffer beside the cache (room for one dispatch of them, rewritten by the
+// next batch), so the cache keeps compressed entries only and they never evict one. The render thread, in deliver(), places entries in one GL buffer (the pool, bookkept by a
 // CompressedCache), writes one 16-byte job per tile and dispatches one workgroup per 16 x 16
 // area, then a memory barrier orders the image stores before the next draw's fetches. GL
 // orders buffer updates after earlier dispatches, so an entry's bytes can be replaced as soon
@@ -78,10 +79,9 @@ class ComputeStreamStrategy final : public StreamStrategy {
       else ++decodedHere;
     }
     if (options.vramCache) {
-      // Room for one dispatch of transient stored entries, so that they evict nothing when the
-      // whole archive fits.
+      // The transient region: one dispatch of stored entries (at least one).
       const uint64_t storedBytes = uint64_t(hfpac::kHeaderBytes) + uint64_t(p_) * uint64_t(p_) * 2 + 4;
-      wholeBytes_ += uint64_t(std::min(decodedHere, kMaxJobs)) * entryBound(storedBytes, p_);
+      transientSize_ = uint64_t(std::clamp<size_t>(decodedHere, 1, kMaxJobs)) * entryBound(storedBytes, p_);
     }
     // Two loaders read and lay out HFPaC entries (cheap: validation only). Tiles decoded here
     // (HFAN of auto archives) take the cpu strategy's decode threads: with two, an auto archive's
@@ -377,7 +377,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
 
   // Puts a loaded entry into the pool (evicting least recently used entries); false when it
   // cannot fit.
-  bool place(const Loaded& l) {  // (stats: a decoded entry counts as samples to the device)
+  bool place(const Loaded& l) {
     std::vector<size_t> evicted;
     const int64_t at = index_->insert(l.tile, l.entry.bytes.size(), &evicted);
     for (size_t k : evicted) inPool_[k] = Placed{};
@@ -385,7 +385,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     upload(l.entry.bytes.data(), l.entry.bytes.size(), uint64_t(at));
     inPool_[l.tile] = Placed{true, uint64_t(at), l.entry.areas};
     std::lock_guard<std::mutex> lock(mutex_);
-    (l.decoded ? stats_.samplesToDevice : stats_.compressedToDevice) += l.entry.bytes.size();
+    stats_.compressedToDevice += l.entry.bytes.size();
     return true;
   }
 
@@ -445,10 +445,11 @@ class ComputeStreamStrategy final : public StreamStrategy {
       }
       bytes = std::max<uint64_t>(budget, 1 << 20);
     }
-    if (bytes > limit) {
+    if (bytes + transientSize_ > limit) {
       std::fprintf(stderr, "Note: --stream gl: the tile pool is limited to %llu MiB (GL_MAX_SHADER_STORAGE_BLOCK_SIZE)\n",
                    static_cast<unsigned long long>(limit >> 20));
-      bytes = limit;
+      transientSize_ = std::min(transientSize_, limit / 2);
+      bytes = limit - transientSize_;
     }
     bytes = (bytes + kEntryAlignment - 1) / kEntryAlignment * kEntryAlignment;
     while (glGetError() != GL_NO_ERROR) {
@@ -456,7 +457,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     glCreateBuffers(1, &pool_);
     // The pool is GPU-only storage (flags 0, so a driver places it in video memory); entries
     // reach it through the staging buffer and a GPU copy (upload()).
-    glNamedBufferStorage(pool_, GLsizeiptr(bytes), nullptr, 0);
+    glNamedBufferStorage(pool_, GLsizeiptr(bytes + transientSize_), nullptr, 0);
+    transientBase_ = bytes;  // --cache vram: [bytes, bytes + transientSize_) holds stored entries
     if (options_.vramCache) {
       glCreateBuffers(1, &staging_);
       glNamedBufferStorage(staging_, GLsizeiptr(kStagingBytes), nullptr, GL_DYNAMIC_STORAGE_BIT);
@@ -569,7 +571,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     size_t failed = 0, dropped = 0, hits = 0, misses = 0, onCpu = 0;
     std::vector<std::pair<uint64_t, uint64_t>> copies;  // --cache host: ring ranges (offset, bytes)
     uint64_t sentBytes = 0, sentSampleBytes = 0;
-    std::vector<size_t> transient;  // --cache vram: decoded entries, dropped once dispatched
+    uint64_t transientHead = 0;  // --cache vram: bytes of the transient region this batch uses
     const uint64_t ringHead0 = ringHead_;
     batchRingBytes_ = 0;
     for (Loaded& l : batch) {
@@ -587,7 +589,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
       AtlasSlot slot;
       // A stored entry larger than the ring or the pool (large tiles, a small --staging or
       // --cache vram:MiB) goes as samples instead.
-      if (l.decoded && l.entry.bytes.size() > (options_.vramCache ? index_->capacity() : ringSize_)) {
+      if (l.decoded && l.entry.bytes.size() > (options_.vramCache ? transientSize_ : ringSize_)) {
         l.decoded = false;
         l.onCpu = true;
       }
@@ -629,6 +631,27 @@ class ComputeStreamStrategy final : public StreamStrategy {
         slots.push_back(slot);
         continue;
       }
+      if (l.decoded) {  // --cache vram: a stored entry, into the transient region for this dispatch
+        const uint64_t bytes = l.entry.bytes.size();
+        if (transientHead + bytes > transientSize_) {  // the region is full: the next batch
+          later.push_back(std::move(l));
+          continue;
+        }
+        finished.push_back(t);
+        if (!sink.reserve(t, slot)) {
+          ++dropped;
+          continue;
+        }
+        const uint64_t at = transientBase_ + transientHead;
+        upload(l.entry.bytes.data(), bytes, at);
+        transientHead = (transientHead + bytes + kEntryAlignment - 1) / kEntryAlignment * kEntryAlignment;
+        ++misses;
+        sentSampleBytes += bytes;
+        jobs.insert(jobs.end(), {uint32_t(at / 4), l.entry.areas, slot.layer, slot.x | (slot.y << 16)});
+        tiles.push_back(t);
+        slots.push_back(slot);
+        continue;
+      }
       // The entry first, pinned until the dispatch is issued: a later tile of this batch must
       // not evict it and overwrite its bytes before the shader reads them.
       bool miss = false;
@@ -647,7 +670,6 @@ class ComputeStreamStrategy final : public StreamStrategy {
       }
       index_->pin(t);
       pinned.push_back(t);
-      if (l.decoded && miss) transient.push_back(t);
       finished.push_back(t);
       if (!sink.reserve(t, slot)) {
         ++dropped;
@@ -689,10 +711,6 @@ class ComputeStreamStrategy final : public StreamStrategy {
     }
     // GL orders later writes to the pool after this dispatch: the entries may move from now on.
     for (size_t t : pinned) index_->unpin(t);
-    for (size_t t : transient) {
-      index_->erase(t);
-      inPool_[t] = Placed{};
-    }
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = later.rbegin(); it != later.rend(); ++it) ready_.push_front(std::move(*it));
     for (size_t t : finished) active_.erase(t);
@@ -716,7 +734,9 @@ class ComputeStreamStrategy final : public StreamStrategy {
   const hfa::ArchiveReader& archive_;
   const int p_;
   const StreamOptions options_;
-  uint64_t wholeBytes_ = 0;  // every HFPaC tile's entry bound, plus a dispatch of stored entries (--cache vram)
+  uint64_t wholeBytes_ = 0;  // every HFPaC tile's entry bound (--cache vram)
+  uint64_t transientSize_ = 0;  // --cache vram: the pool buffer's region for stored entries, after the cache
+  uint64_t transientBase_ = 0;  // its offset (the cache's capacity)
   double deliveryScale_ = 1;
   std::unique_ptr<StreamStrategy> fallback_;
   std::vector<size_t> last_;  // the last request (replayed to a fallback)

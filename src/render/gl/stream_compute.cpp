@@ -16,11 +16,14 @@
 // dispatches in flight still write (seen on the H100 as one 18 ms deliver step in a fill of an
 // auto archive; session 20). Those entries are transient: with --cache vram they go to a
 // region of the pool buffer beside the cache (room for one dispatch of them, rewritten by the
-// next batch), so the cache keeps compressed entries only and they never evict one. The render thread, in deliver(), places entries in one GL buffer (the pool, bookkept by a
+// next batch), so the cache keeps compressed entries only and they never evict one.
+//
+// The render thread, in deliver(), places entries in one GL buffer (the pool, bookkept by a
 // CompressedCache), writes one 16-byte job per tile and dispatches one workgroup per 16 x 16
 // area, then a memory barrier orders the image stores before the next draw's fetches. GL
 // orders buffer updates after earlier dispatches, so an entry's bytes can be replaced as soon
-// as its dispatch is issued: no pins, no pending states (--cache vram).
+// as its dispatch is issued: entries are pinned only while their batch is built, and nothing
+// waits for a dispatch to finish (--cache vram).
 //
 // --cache host: every decode sends its tile. The render thread copies each batch's entries
 // into a persistently mapped ring (a memcpy, no GL call per tile) and issues one GPU copy of

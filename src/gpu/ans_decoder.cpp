@@ -223,6 +223,24 @@ void AnsSurfaceDecoder::decodeAsync(const cudaSurfaceObject_t* surfaces, int sur
   m.fetched = true;
 }
 
+void AnsSurfaceDecoder::reserve(size_t patches, uint64_t streamBytes, uint64_t samples) {
+  Impl& m = *impl_;
+  if (m.uploadPending) {  // a copy in flight may still read the staging buffer
+    m.uploaded.synchronize();
+    m.uploadPending = false;
+  }
+  auto align16 = [](uint64_t v) { return (v + 15) & ~uint64_t(15); };
+  // prepare's layout: descriptors, copies, streams.
+  const uint64_t bytes = align16(align16(patches * sizeof(detail::AnsPatchDesc)) + patches * sizeof(detail::AnsCopyDesc)) +
+                         streamBytes;
+  m.staging.reserve(size_t(bytes));
+  m.blob.reserve(size_t(bytes));
+  m.out.reserve(size_t(samples));
+  m.scratch.reserve(size_t(samples));
+  m.status.reserve(std::max<size_t>(patches, 1));
+  m.statusHost.reserve(std::max<size_t>(patches, 1));
+}
+
 std::vector<hfpac::Status> AnsSurfaceDecoder::statuses() const {
   const Impl& m = *impl_;
   std::vector<hfpac::Status> st = m.host;

@@ -64,6 +64,10 @@ class AnsSurfaceDecoder {
   // Returns the number of patches that will be decoded.
   size_t prepare(const AnsSurfaceInput* patches, size_t count);
   void decodeAsync(const cudaSurfaceObject_t* surfaces, int surfaceCount, cudaStream_t stream);
+  // Allocates now the pinned staging and device memory of any later batch of at most
+  // `patches` streams of `streamBytes` bytes and `samples` samples in all (GpuDecoder::reserve
+  // says why). Larger batches still work (they grow).
+  void reserve(size_t patches, uint64_t streamBytes, uint64_t samples);
   std::vector<hfpac::Status> statuses() const;
   // Right after prepare(): per patch, Ok or why the host refused it (never decoded).
   const std::vector<hfpac::Status>& headerStatuses() const;

@@ -283,6 +283,14 @@ void DeviceBatch::uploadAsync(const DecodePlan& plan, const uint8_t* pinned_blob
   detail::launchBuildDescriptors(dl, stream);
 }
 
+void DeviceBatch::reserve(uint64_t blobBytes, size_t patches, uint64_t areas) {
+  Impl& m = *impl_;
+  m.blob.reserve(std::max<size_t>(size_t(blobBytes), 256));
+  m.flags.reserve(std::max<size_t>(patches, 1));
+  m.patchDescs.reserve(std::max<size_t>(patches, 1));
+  m.areaDescs.reserve(std::max<size_t>(size_t(areas), 1));
+}
+
 void DeviceBatch::decodeAsync(DecodeMode mode, const Target& target, cudaStream_t stream) {
   Impl& m = *impl_;
   if (m.patches == 0) return;
@@ -369,6 +377,19 @@ size_t GpuDecoder::prepareValidated(const PatchInput* patches, const ValidatedSt
   const size_t valid = m.plan.buildValidated(patches, validated, count);
   m.stage(count);
   return valid;
+}
+
+void GpuDecoder::reserve(size_t patches, uint64_t streamBytes, uint64_t areas) {
+  Impl& m = *impl_;
+  if (m.uploadPending) {
+    m.uploaded.synchronize();  // a copy in flight may still read the staging buffer
+    m.uploadPending = false;
+  }
+  // The blob of writeBlob: the records, then every stream padded to kAlign.
+  const uint64_t blob = alignUp(patches * sizeof(TileRecord)) + streamBytes + uint64_t(patches) * (kAlign - 1);
+  m.staging.reserve(std::max<size_t>(size_t(blob), 256));
+  m.flags.reserve(std::max<size_t>(patches, 1));
+  m.device.reserve(blob, patches, areas);
 }
 
 void GpuDecoder::uploadAsync(cudaStream_t stream) {

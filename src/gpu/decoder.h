@@ -150,6 +150,9 @@ class DeviceBatch {
   // device on `stream` and records the plan's shape. The host memory must stay untouched
   // until the copy has run (record an event after this call to know when).
   void uploadAsync(const DecodePlan& plan, const uint8_t* pinned_blob, cudaStream_t stream);
+  // Sizes the device memory for any batch of at most these totals, so that uploadAsync never
+  // allocates (an allocation may free first, and cudaFree synchronises the whole device).
+  void reserve(uint64_t blobBytes, size_t patches, uint64_t areas);
   // Launches the decode of the uploaded batch. Clears and then sets the per-patch flags.
   void decodeAsync(DecodeMode mode, const Target& target, cudaStream_t stream);
   // Copies the per-patch flags to `pinned_flags` (patchCount() uint32 values) on `stream`.
@@ -166,7 +169,8 @@ class DeviceBatch {
 std::vector<hfpac::Status> mergeStatuses(const std::vector<hfpac::Status>& validation,
                                          const uint32_t* flags);
 
-// One batch at a time, with its own pinned staging and device memory (grown as needed).
+// One batch at a time, with its own pinned staging and device memory (grown as needed, or sized
+// once by reserve()).
 class GpuDecoder {
  public:
   GpuDecoder();
@@ -178,6 +182,11 @@ class GpuDecoder {
   size_t prepare(const PatchInput* patches, size_t count);
   // Packs a batch of streams validated beforehand (validateStream; DecodePlan::buildValidated).
   size_t prepareValidated(const PatchInput* patches, const ValidatedStream* validated, size_t count);
+  // Allocates now, for every later batch of at most `patches` streams of `streamBytes` bytes and
+  // `areas` 16 x 16 areas in all, the pinned staging and device memory that prepare and
+  // uploadAsync would otherwise grow batch by batch (a pinned allocation costs about a
+  // millisecond and a device one synchronises the device). Larger batches still work (they grow).
+  void reserve(size_t patches, uint64_t streamBytes, uint64_t areas);
   void uploadAsync(cudaStream_t stream);
   void decodeAsync(DecodeMode mode, const Target& target, cudaStream_t stream);
   void fetchStatusesAsync(cudaStream_t stream);

@@ -114,6 +114,22 @@ bool ResidentBatch::addMiss(const uint8_t* bytes, const ResidentEntry& entry, co
   return true;
 }
 
+void ResidentBatch::reserve(size_t tiles, uint64_t missBytes, uint64_t areas) {
+  Impl& m = *impl_;
+  if (m.uploadPending) {
+    m.uploaded->synchronize();  // a copy in flight may still read the staging buffer
+    m.uploadPending = false;
+  }
+  // launchAsync's layout: [records][copies][miss entries]
+  const uint64_t total = align16(tiles * sizeof(TileRecord)) + align16(tiles * sizeof(ResidentCopy)) + missBytes;
+  m.staging.reserve(size_t(total));
+  m.batch.reserve(size_t(total));
+  m.patches.reserve(std::max<size_t>(tiles, 1));
+  m.areas.reserve(std::max<size_t>(size_t(areas), 1));
+  m.flags.reserve(std::max<size_t>(tiles, 1));
+  m.hostFlags.reserve(std::max<size_t>(tiles, 1));
+}
+
 bool ResidentBatch::addHit(const ResidentEntry& entry, const ResidentTarget& dst) { return impl_->add(entry, dst); }
 
 size_t ResidentBatch::size() const { return impl_->records.size(); }

@@ -104,6 +104,10 @@ class ResidentBatch {
   uint64_t uploadBytes() const;   // what launchAsync copies host -> device
   uint64_t missBytes() const;     // the part of it that is entries (the rest: records)
 
+  // Allocates now the pinned staging and device memory of any later batch of at most `tiles`
+  // tiles whose misses total at most `missBytes` entry bytes and whose entries total at most
+  // `areas` areas (GpuDecoder::reserve says why). Larger batches still work (they grow).
+  void reserve(size_t tiles, uint64_t missBytes, uint64_t areas);
   // Upload, copy the misses into `pool`, build the descriptors, decode, fetch the per-tile flags.
   void launchAsync(const ResidentPool& pool, DecodeMode mode, const Target& target, cudaStream_t stream);
   // Per tile in add order: Ok or OutOfRange (clamped values, as GpuDecoder); valid once the

@@ -115,7 +115,8 @@ std::vector<hfgpu::PatchInput> inputs(const std::vector<Item>& items, const std:
 
 // Decodes `items` on the GPU into a linear buffer (mode, or L1 then Refine) and compares every
 // sample and status with the CPU, and that nothing outside the patches was written.
-void checkLinear(const std::vector<Item>& items, DecodeMode mode) {
+// `reserveFor` > 0: the decoder is first reserved for a batch of the first reserveFor items.
+void checkLinear(const std::vector<Item>& items, DecodeMode mode, size_t reserveFor = 0) {
   SCOPED_TRACE("linear mode " + std::to_string(int(mode)));
   size_t total = 0;
   const std::vector<Placement> pl = linearLayout(items, total);
@@ -136,6 +137,14 @@ void checkLinear(const std::vector<Item>& items, DecodeMode mode) {
   CUDA_CHECK(cudaMemcpyAsync(dst.get(), init.data(), total * 2, cudaMemcpyHostToDevice, stream));
   const std::vector<hfgpu::PatchInput> in = inputs(items, pl);
   hfgpu::GpuDecoder dec;
+  if (reserveFor > 0) {
+    uint64_t bytes = 0, areas = 0;
+    for (size_t i = 0; i < reserveFor && i < items.size(); ++i) {
+      bytes += items[i].stream.size();
+      areas += uint64_t((items[i].width + 15) / 16) * uint64_t((items[i].height + 15) / 16);
+    }
+    dec.reserve(reserveFor, bytes, areas);
+  }
   std::vector<Status> st;
   if (mode == DecodeMode::Refine) {
     dec.decode(in.data(), in.size(), DecodeMode::L1, hfgpu::Target::linear(dst.get()), stream);
@@ -285,6 +294,18 @@ TEST(GpuDecode, EachPatchAlone) {
     SCOPED_TRACE(items[i].name);
     ASSERT_NO_FATAL_FAILURE(checkLinear({items[i]}, DecodeMode::All));
   }
+}
+
+// reserve() sizes the decoder for a batch; batches within it and beyond it (which grow) decode
+// as an unreserved decoder does.
+TEST(GpuDecode, ReservedDecoderDecodesBatchesWithinAndBeyondTheReservation) {
+  HF_REQUIRE_CUDA_DEVICE();
+  const std::vector<Item> items = syntheticItems();
+  ASSERT_GT(items.size(), 4u);
+  const std::vector<Item> within(items.begin(), items.begin() + ptrdiff_t(items.size() / 2));
+  ASSERT_NO_FATAL_FAILURE(checkLinear(within, DecodeMode::All, within.size()));
+  ASSERT_NO_FATAL_FAILURE(checkLinear(items, DecodeMode::All, items.size() / 4));
+  ASSERT_NO_FATAL_FAILURE(checkLinear(items, DecodeMode::L12, items.size()));
 }
 
 // Corrupt streams: truncations, flipped bytes, and a hostile header, mixed with valid ones.

@@ -51,8 +51,10 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <thread>
 #include <unordered_set>
@@ -81,6 +83,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     if (options.vramCache && (codec == hfa::Codec::Hfan || codec == hfa::Codec::Auto))
       throw std::runtime_error("--cache vram holds HFPaC tiles only, and this archive has hfan tiles");
     if (options.vramCache) makeVram(options.cacheMiB);
+    reserveBatches();
     progressive_ = options.progressive && !vram_;
     lossy_.assign(archive.tiles().size(), 0);
     refine_.prefixBytes.assign(archive.tiles().size(), 0);
@@ -504,6 +507,32 @@ class CudaStreamStrategy final : public StreamStrategy {
       refine_.clear();
     }
     fallback_->request(again);
+  }
+
+  // Sizes every pair's staging and device memory for the largest batch this archive can make
+  // (its kMaxSurfacesPerLaunch largest tiles), so that no batch allocates. Grown batch by batch,
+  // the buffers reallocated while a view filled: a pinned allocation costs about a millisecond
+  // and cudaFree synchronises the device.
+  void reserveBatches() {
+    std::vector<uint64_t> hfpacBytes, ansBytes;
+    for (const hfa::TileEntry& t : archive_.tiles()) {
+      if (t.codec == hfa::Codec::Hfan) ansBytes.push_back(t.size);
+      else if (hfa::isHfpacCodec(t.codec)) hfpacBytes.push_back(vram_ ? hfgpu::residentEntryBound(t.size) : t.size);
+    }
+    // The count and the total bytes of the batch of the largest tiles.
+    auto largest = [](std::vector<uint64_t>& bytes) {
+      const size_t n = std::min<size_t>(bytes.size(), hfgpu::kMaxSurfacesPerLaunch);
+      std::partial_sort(bytes.begin(), bytes.begin() + ptrdiff_t(n), bytes.end(), std::greater<>());
+      return std::make_pair(n, std::accumulate(bytes.begin(), bytes.begin() + ptrdiff_t(n), uint64_t(0)));
+    };
+    const auto [patches, streamBytes] = largest(hfpacBytes);
+    const auto [ansPatches, ansStreamBytes] = largest(ansBytes);
+    const uint64_t areasPerTile = uint64_t((p_ + 15) / 16) * uint64_t((p_ + 15) / 16);
+    for (auto& pr : pairs_) {
+      if (patches > 0 && vram_) pr->resident.reserve(patches, streamBytes, patches * areasPerTile);
+      if (patches > 0 && !vram_) pr->decoder.reserve(patches, streamBytes, patches * areasPerTile);
+      if (ansPatches > 0) pr->ans.reserve(ansPatches, ansStreamBytes, ansPatches * uint64_t(p_) * uint64_t(p_));
+    }
   }
 
   // Waits for a pair's batch, reports kernel OutOfRange flags, destroys its surfaces.

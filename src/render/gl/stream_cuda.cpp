@@ -1,9 +1,10 @@
 // stream_cuda.cpp - the "cuda" strategy (stream_gl.h; built only with the GPU codec,
 // HF_HAVE_CUDA_STREAM).
 //
-// A loader thread reads each compressed payload from the archive mmap (CRC checked, so the pages
-// are in memory before the render thread sees the tile), checks its geometry and validates its
-// stream with the CPU decoder's checks (hfgpu::validateStream). The render thread, in deliver(),
+// Loader threads (kLoaders) read each compressed payload from the archive mmap (CRC checked, so the
+// pages are in memory before the render thread sees the tile), check its geometry and validate its
+// stream with the CPU decoder's checks (hfgpu::validateStream). Several, so that reads stay in
+// flight while a loader validates: with one, a throttled or cold source idled between tiles. The render thread, in deliver(),
 // takes up to `maxTiles` loaded tiles, reserves their atlas slots and hands them as one batch to
 // the next of K (GpuDecoder, CUDA stream) pairs, round-robin: prepareValidated() only packs a
 // 48-byte record per tile and the compressed streams into the decoder's pinned staging, one
@@ -17,23 +18,23 @@
 // when a pair is reused while its previous batch is still running.
 //
 // HFAN tiles (archives of codec hfan or auto) go in the same batches: read whole, their header
-// and geometry checked on the loader thread, decoded by the pair's hfgpu::AnsSurfaceDecoder (the
+// and geometry checked on a loader thread, decoded by the pair's hfgpu::AnsSurfaceDecoder (the
 // GPU's rANS decoder into device scratch, then into the layers' surfaces) on the same stream
 // before the unmap. Not with --cache vram (its pool holds HFPaC entries only).
 //
 // --cache vram (StreamOptions::vramCache): tiles are kept compressed in a device pool
 // (gpu/resident_decoder.h) whose bookkeeping is a CompressedCache (LRU, pins for batches in
-// flight). The loader thread validates each tile and lays it out as a pool entry, so the render
+// flight). A loader thread validates each tile and lays it out as a pool entry, so the render
 // thread only copies bytes; a batch uploads 48-byte records for tiles already in the pool (hits)
 // and the entries of the others (misses), which it places in the pool before decoding. When the
 // whole archive fits, a preload thread loads it into the pool in the background (16 MiB copies),
 // after which no tile crosses PCIe again. A tile's entry is used by later batches only once the
 // batch (or preload chunk) that placed it has completed (state kPending -> kReady).
 //
-// Progressive (StreamOptions::progressive, without --cache vram): the loader reads a tile's
+// Progressive (StreamOptions::progressive, without --cache vram): a loader reads a tile's
 // header and layers 1 + 2 only (ArchiveReader::copyLossyPayload), validates the stream (the checks
 // read nothing past layer 2) and only those bytes are packed and sent; the batch decodes them at
-// L12 (the kernels read no low field at L12). Once no wanted tile waits, the loader reads the
+// L12 (the kernels read no low field at L12). Once no wanted tile waits, the loaders read the
 // rest of the lossy tiles' payloads (CRC checked), and their whole streams are decoded again,
 // exactly, into the tile's slot (TileSink::residentSlot): refined in place. A batch holds tiles
 // of one decode mode. (DecodeMode::Refine, which adds layers 2 + 3 to a layer-1 decode, would
@@ -87,7 +88,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     progressive_ = options.progressive && !vram_;
     lossy_.assign(archive.tiles().size(), 0);
     refine_.prefixBytes.assign(archive.tiles().size(), 0);
-    loader_ = std::thread([this] { load(); });
+    for (int i = 0; i < kLoaders; ++i) loaders_.emplace_back([this] { load(); });
     if (vram_ && vram_->preload) vram_->preloader = std::thread([this] { preload(); });
     // Every tile but a raw one travels compressed (HFAN decoded by the GPU's ANS decoder).
     deliveryScale_ = compressedDeliveryScale(archive, [](hfa::Codec c) { return c != hfa::Codec::Raw; });
@@ -377,7 +378,9 @@ class CudaStreamStrategy final : public StreamStrategy {
       stop_ = true;
     }
     wake_.notify_all();
-    if (loader_.joinable()) loader_.join();
+    for (auto& t : loaders_)
+      if (t.joinable()) t.join();
+    loaders_.clear();
     if (vram_) {
       vram_->stopPreload = true;
       if (vram_->preloader.joinable()) vram_->preloader.join();
@@ -924,7 +927,10 @@ class CudaStreamStrategy final : public StreamStrategy {
   std::vector<uint8_t> lossy_;
   StreamStats stats_;
   bool stop_ = false;
-  std::thread loader_;
+  // Enough reads in flight to keep one throttled channel, a disk queue or an HTTP connection
+  // pool busy; the work per tile is a copy and a validation, so more would only add threads.
+  static constexpr int kLoaders = 4;
+  std::vector<std::thread> loaders_;
 };
 
 }  // namespace

@@ -14,8 +14,9 @@
 // tile of the batch into its layer through one surface object per touched layer
 // (cudaGraphicsSubResourceGetMappedArray(layer), made per map and destroyed when that pair is
 // reused); unmap on the same stream orders the writes before GL's next use of the texture. No
-// decompressed sample crosses PCIe or touches the CPU; the host never waits for the GPU except
-// when a pair is reused while its previous batch is still running.
+// decompressed sample crosses PCIe or touches the CPU; the render thread never waits for the GPU:
+// a batch goes to a pair whose previous batch has completed, and when every pair is busy that
+// frame delivers nothing (the tiles wait in the ready list for the next).
 //
 // HFAN tiles (archives of codec hfan or auto) go in the same batches: read whole, their header
 // and geometry checked on a loader thread, decoded by the pair's hfgpu::AnsSurfaceDecoder (the
@@ -538,6 +539,25 @@ class CudaStreamStrategy final : public StreamStrategy {
     }
   }
 
+  // The pair the next batch goes to, its previous batch finished (so its staging and surfaces are
+  // free), and next_ set to it: the first in turn whose batch has completed, or, when all are still
+  // running, null, unless `wait` (start-up's single tiles), which waits for the next in turn. The
+  // render thread never waits for the GPU in a frame: it delivers nothing and tries next frame.
+  Pair* takePair(bool wait) {
+    const size_t k = pairs_.size();
+    for (size_t i = 0; i < k; ++i) {
+      Pair& pr = *pairs_[(next_ + i) % k];
+      if (pr.busy && !pr.done.ready()) continue;
+      next_ += i;
+      finish(pr);
+      return &pr;
+    }
+    if (!wait) return nullptr;
+    Pair& pr = *pairs_[next_ % k];
+    finish(pr);
+    return &pr;
+  }
+
   // Waits for a pair's batch, reports kernel OutOfRange flags, destroys its surfaces.
   void finish(Pair& pr) {
     if (!pr.busy) return;
@@ -603,6 +623,8 @@ class CudaStreamStrategy final : public StreamStrategy {
   // the pool by this batch), at most maxTiles (only `only` when given).
   size_t deliverResident(TileSink& sink, size_t maxTiles, const size_t* only) {
     Vram& v = *vram_;
+    Pair* const idle = takePair(only != nullptr);
+    if (!idle) return 0;  // every pair's batch still runs: nothing this frame rather than a stall
     if (only) {  // start-up: a tile the preload is placing right now is ready within a chunk
       for (int i = 0; i < 5000; ++i) {
         {
@@ -635,8 +657,7 @@ class CudaStreamStrategy final : public StreamStrategy {
       }
     }
     if (batch.empty()) return 0;
-    Pair& pr = *pairs_[next_ % pairs_.size()];
-    finish(pr);  // its previous batch: staging free, entries unpinned
+    Pair& pr = *idle;  // its previous batch finished: staging free, entries unpinned
     pr.resident.clear();
     std::vector<size_t> tiles, finished, again;  // again: evicted since requested: read again
     std::vector<AtlasSlot> slots;
@@ -741,6 +762,8 @@ class CudaStreamStrategy final : public StreamStrategy {
   // One batch: at most maxTiles loaded tiles (only `only` when given) decoded into the atlas.
   size_t deliverBatch(TileSink& sink, size_t maxTiles, const size_t* only = nullptr) {
     if (vram_) return deliverResident(sink, maxTiles, only);
+    Pair* const idle = takePair(only != nullptr);
+    if (!idle) return 0;  // every pair's batch still runs: nothing this frame rather than a stall
     std::vector<Loaded> batch;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -835,8 +858,8 @@ class CudaStreamStrategy final : public StreamStrategy {
     std::vector<size_t> toRefine;
     uint64_t blob = 0;
     if (!patches.empty() || !ansInputs.empty()) {
-      Pair& pr = *pairs_[next_++ % pairs_.size()];
-      finish(pr);  // the pair's previous batch (its staging and surfaces)
+      Pair& pr = *idle;
+      ++next_;
       std::vector<hfpac::Status> valid;
       if (!patches.empty()) {
         pr.decoder.prepareValidated(patches.data(), checked.data(), patches.size());

@@ -4,9 +4,10 @@
 // Loader threads (kLoaders) read each compressed payload from the archive mmap (CRC checked, so the
 // pages are in memory before the render thread sees the tile), check its geometry and validate its
 // stream with the CPU decoder's checks (hfgpu::validateStream). Several, so that reads stay in
-// flight while a loader validates: with one, a throttled or cold source idled between tiles. The render thread, in deliver(),
-// takes up to `maxTiles` loaded tiles, reserves their atlas slots and hands them as one batch to
-// the next of K (GpuDecoder, CUDA stream) pairs, round-robin: prepareValidated() only packs a
+// flight while a loader validates: with one, a throttled or cold source idled between tiles.
+// The render thread, in deliver(), takes up to `maxTiles` loaded tiles, reserves their atlas
+// slots and hands them as one batch to the next idle of K (GpuDecoder, CUDA stream) pairs, in
+// turn (their memory sized once for the archive's largest batch): prepareValidated() only packs a
 // 48-byte record per tile and the compressed streams into the decoder's pinned staging, one
 // cudaMemcpyAsync moves them to the device, a kernel builds the decode descriptors there, then,
 // with the atlas texture (registered once with

@@ -231,7 +231,8 @@ void AnsSurfaceDecoder::reserve(size_t patches, uint64_t streamBytes, uint64_t s
   }
   auto align16 = [](uint64_t v) { return (v + 15) & ~uint64_t(15); };
   // prepare's layout: descriptors, copies, streams.
-  const uint64_t bytes = align16(align16(patches * sizeof(detail::AnsPatchDesc)) + patches * sizeof(detail::AnsCopyDesc)) +
+  const uint64_t bytes = align16(align16(patches * sizeof(detail::AnsPatchDesc)) +
+                                 patches * sizeof(detail::AnsCopyDesc)) +
                          streamBytes;
   m.staging.reserve(size_t(bytes));
   m.blob.reserve(size_t(bytes));

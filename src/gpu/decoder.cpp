@@ -386,7 +386,8 @@ void GpuDecoder::reserve(size_t patches, uint64_t streamBytes, uint64_t areas) {
     m.uploadPending = false;
   }
   // The blob of writeBlob: the records, then every stream padded to kAlign.
-  const uint64_t blob = alignUp(patches * sizeof(TileRecord)) + streamBytes + uint64_t(patches) * (kAlign - 1);
+  const uint64_t blob =
+      alignUp(patches * sizeof(TileRecord)) + streamBytes + uint64_t(patches) * (kAlign - 1);
   m.staging.reserve(std::max<size_t>(size_t(blob), 256));
   m.flags.reserve(std::max<size_t>(patches, 1));
   m.device.reserve(blob, patches, areas);

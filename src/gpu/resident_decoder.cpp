@@ -121,7 +121,8 @@ void ResidentBatch::reserve(size_t tiles, uint64_t missBytes, uint64_t areas) {
     m.uploadPending = false;
   }
   // launchAsync's layout: [records][copies][miss entries]
-  const uint64_t total = align16(tiles * sizeof(TileRecord)) + align16(tiles * sizeof(ResidentCopy)) + missBytes;
+  const uint64_t total =
+      align16(tiles * sizeof(TileRecord)) + align16(tiles * sizeof(ResidentCopy)) + missBytes;
   m.staging.reserve(size_t(total));
   m.batch.reserve(size_t(total));
   m.patches.reserve(std::max<size_t>(tiles, 1));

@@ -521,14 +521,17 @@ class CudaStreamStrategy final : public StreamStrategy {
   void reserveBatches() {
     std::vector<uint64_t> hfpacBytes, ansBytes;
     for (const hfa::TileEntry& t : archive_.tiles()) {
-      if (t.codec == hfa::Codec::Hfan) ansBytes.push_back(t.size);
-      else if (hfa::isHfpacCodec(t.codec)) hfpacBytes.push_back(vram_ ? hfgpu::residentEntryBound(t.size) : t.size);
+      if (t.codec == hfa::Codec::Hfan)
+        ansBytes.push_back(t.size);
+      else if (hfa::isHfpacCodec(t.codec))
+        hfpacBytes.push_back(vram_ ? hfgpu::residentEntryBound(t.size) : t.size);
     }
     // The count and the total bytes of the batch of the largest tiles.
     auto largest = [](std::vector<uint64_t>& bytes) {
       const size_t n = std::min<size_t>(bytes.size(), hfgpu::kMaxSurfacesPerLaunch);
       std::partial_sort(bytes.begin(), bytes.begin() + ptrdiff_t(n), bytes.end(), std::greater<>());
-      return std::make_pair(n, std::accumulate(bytes.begin(), bytes.begin() + ptrdiff_t(n), uint64_t(0)));
+      return std::make_pair(
+          n, std::accumulate(bytes.begin(), bytes.begin() + ptrdiff_t(n), uint64_t(0)));
     };
     const auto [patches, streamBytes] = largest(hfpacBytes);
     const auto [ansPatches, ansStreamBytes] = largest(ansBytes);
@@ -536,7 +539,8 @@ class CudaStreamStrategy final : public StreamStrategy {
     for (auto& pr : pairs_) {
       if (patches > 0 && vram_) pr->resident.reserve(patches, streamBytes, patches * areasPerTile);
       if (patches > 0 && !vram_) pr->decoder.reserve(patches, streamBytes, patches * areasPerTile);
-      if (ansPatches > 0) pr->ans.reserve(ansPatches, ansStreamBytes, ansPatches * uint64_t(p_) * uint64_t(p_));
+      if (ansPatches > 0)
+        pr->ans.reserve(ansPatches, ansStreamBytes, ansPatches * uint64_t(p_) * uint64_t(p_));
     }
   }
 

@@ -259,6 +259,7 @@ __global__ void __launch_bounds__(kGroups * kGroupThreads, kResidentThreads / (k
 // Finding the chunks needs no host list: block b scans the AreaDescs b * kStripRange ..
 // + kStripRange - 1 and decodes every chunk that STARTS there (a 129-wide batch: exactly one).
 constexpr int kStripThreads = 192;                      // 6 warps: 516 units of a 129-wide strip
+constexpr int kColThreads = 160;                        // 5 warps: the 129 columns of a 129-wide strip
 constexpr int kStripRange = kStripMaxAreas;             // AreaDescs scanned per block
 constexpr int kStripCols = kStripMaxAreas * kArea;      // 144
 constexpr int kStripMaxNets = (kStripCols / 4 + 1) * 4; // segments of n = 4 a chunk touches
@@ -286,6 +287,108 @@ struct StripShared {
   int na;
 };
 
+// The column units of decodeStrips<..., kColumns = true> (HFGPU_DECODE_KERNEL=cols): thread t
+// decodes whole columns xc = t, t + kThreads, ... of the chunk, all its rows, so the per-unit
+// work (area fields, control-net index, the column polynomial) is paid once per segment row the
+// column crosses (two for the default m = 9 segments) instead of once per four rows. The rows
+// of one segment run are walked with the same exact forward differences; a new polynomial is made
+// where the column enters the next segment row (rows c = 0 .. n - 1 of a segment belong to it, the
+// last segment row also owns its row c = n). Per point the arithmetic is the 4-row units', bit
+// for bit.
+template <Mode kMode, bool kSurface, int kThreads>
+__device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const uint32_t* __restrict__ words,
+                                                   uint32_t* __restrict__ flags, uint16_t* rowBase,
+                                                   const SurfaceParams& surf, int t, int x0, int y0, int cw,
+                                                   int ah) {
+  constexpr bool kResiduals = kMode != Mode::L1;
+  constexpr bool kLows = kMode == Mode::All || kMode == Mode::Refine;
+  const PatchDesc& p = m.p;
+  const int kind = p.kind;
+  const uint32_t pitch = p.dstPitch;
+  for (int xc = t; xc < cw; xc += kThreads) {
+    const int a = xc >> 4, lx = xc & (kArea - 1);
+    const int x = x0 + xc;
+    uint16_t* col = rowBase;  // linear: storeDst adds x
+    const int maskCode = kind == kKindCoded ? int(m.sa[a].maskCode) : 0;
+    if (kind == kKindFlat || maskCode == hfpac::detail::kMaskAll) {
+      const uint16_t v = kind == kKindFlat ? uint16_t(p.base ^ p.flip) : p.maskOut;
+      for (int k = 0; k < ah; ++k)
+        storeDst<kSurface>(p, col + (kSurface ? 0 : k * uint64_t(pitch)), surf, x, y0 + k, v);
+      continue;
+    }
+    if (kind == kKindStored) {
+      const uint32_t lowBit = m.ad[a].lowBit;
+      const uint32_t* __restrict__ s = words + p.streamWord;
+      for (int k = 0; k < ah; ++k) {
+        const uint32_t bit = lowBit + (uint32_t(y0 + k) * p.width + uint32_t(x)) * hfpac::kMaxBits;
+        storeDst<kSurface>(p, col + (kSurface ? 0 : k * uint64_t(pitch)), surf, x, y0 + k,
+                           uint16_t(fieldAt(s, bit, hfpac::kMaxBits) ^ p.flip));
+      }
+      continue;
+    }
+    const StripArea& sa = m.sa[a];
+    const int aw = min(kArea, cw - a * kArea);
+    const int b = sa.bits;
+    const bool hasCorr = kResiduals && sa.count > 0;
+    const bool bitmap = maskCode == hfpac::detail::kMaskBitmap;
+    const uint32_t lowMask = (1u << b) - 1u;
+    const int32_t half = halfStep(b);
+    const uint32_t* mask = m.mask + a * kMaskSlot;
+    // raster order inside the area (layer 3, mask bitmap): index = row * aw + lx
+    uint32_t maskPos = sa.maskShift + uint32_t(lx);
+    uint32_t lowPos = sa.lowShift + uint32_t(lx * b);
+    const uint32_t lowStride = uint32_t(aw * b);
+    const int32_t* corr = m.corr + xc;
+    const int segLog = p.segLog;
+    // the same net numbering as setup 2; j / c: the segment row and the row inside it
+    const int sx0 = min(x0 >> segLog, int(p.segX) - 1), sy0 = min(y0 >> segLog, int(p.segY) - 1);
+    const int nsx = min((x0 + cw - 1) >> segLog, int(p.segX) - 1) - sx0 + 1;
+    const int i = min(x >> segLog, int(p.segX) - 1);
+    int j = sy0, c = y0 - (sy0 << segLog);
+    int k = 0;
+    while (k < ah) {
+      int end = ah;
+      int64_t sum = 0, step = 0, step2 = 0;
+      if constexpr (kMode != Mode::Refine) {
+        if (j < int(p.segY) - 1) end = min(ah, k + (1 << segLog) - c);
+        const ColumnPoly cp = columnPoly(m.nets[(j - sy0) * nsx + (i - sx0)].p, x - (i << segLog), segLog);
+        sum = polyAt(cp, c);
+        step = polyStep(cp, c);
+        step2 = 2 * cp.q;
+        ++j;
+        c = 0;
+      }
+      for (; k < end; ++k) {
+        const int y = y0 + k;
+        uint16_t* r = kSurface ? nullptr : col + k * uint64_t(pitch);
+        if (bitmap && sharedField(mask, maskPos, 1u)) {
+          storeDst<kSurface>(p, r, surf, x, y, p.maskOut);
+        } else {
+          int32_t v;
+          if constexpr (kMode == Mode::Refine) {
+            v = int32_t(loadDst<kSurface>(p, r, surf, x, y) ^ p.flip);
+          } else {
+            v = predictionOf(sum, segLog);
+          }
+          if (hasCorr) v += corr[k * kStripCols];
+          if constexpr (kLows) {
+            if (b > 0) v += int32_t(sharedField(m.lows, lowPos, lowMask)) - half;
+          }
+          if (uint32_t(v) > 65535u) {
+            if constexpr (kLows) atomicOr(flags + m.ad[0].patch, kFlagOutOfRange);
+            v = v < 0 ? 0 : 65535;
+          }
+          storeDst<kSurface>(p, r, surf, x, y, uint16_t(uint16_t(v) ^ p.flip));
+        }
+        sum += step;
+        step += step2;
+        lowPos += lowStride;
+        maskPos += uint32_t(aw);
+      }
+    }
+  }
+}
+
 // Registers a thread of the strip kernel may use (__maxnreg__): 40 leave room for 8 blocks of
 // 192 threads per SM (48 of 64 warps; with the whole carveout as shared memory, their ~20 KB
 // of shared memory fit as well). ptxas spills a few words in two instances (setup state).
@@ -293,13 +396,14 @@ struct StripShared {
 #define HFGPU_DECODE_STRIP_REGS 40
 #endif
 
-template <Mode kMode, bool kSurface>
+template <Mode kMode, bool kSurface, bool kColumns>
 __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
     decodeStrips(const PatchDesc* __restrict__ patches, const AreaDesc* __restrict__ areas,
                  uint64_t areaCount, const uint32_t* __restrict__ words, uint32_t* __restrict__ flags,
                  uint16_t* __restrict__ linear, const __grid_constant__ SurfaceParams surf) {
   constexpr bool kResiduals = kMode != Mode::L1;
   constexpr bool kLows = kMode == Mode::All || kMode == Mode::Refine;
+  constexpr int kThreads = kColumns ? kColThreads : kStripThreads;
   __shared__ StripShared m;
   __shared__ uint32_t starts;
   const int t = int(threadIdx.x);
@@ -387,7 +491,7 @@ __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
         const int nsx = min((x0 + cw - 1) >> segLog, int(m.p.segX) - 1) - sx0 + 1;
         const int sy1 = min((y0 + ah - 1) >> segLog, int(m.p.segY) - 1);
         const int nets = nsx * (sy1 - sy0 + 1);
-        for (int q = t; q < nets; q += kStripThreads) {
+        for (int q = t; q < nets; q += kThreads) {
           const int qy = q / nsx;
           loadSegmentDev(m.p, s, sx0 + q - qy * nsx, sy0 + qy, m.nets[q]);
         }
@@ -395,10 +499,10 @@ __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
       // Setup 3: prominent corrections, saturated as in the area kernel.
       const uint32_t corrTotal = m.corrTotal;
       if (corrTotal > 0) {
-        for (int q = t; q < kArea * kStripCols; q += kStripThreads) m.corr[q] = 0;
+        for (int q = t; q < kArea * kStripCols; q += kThreads) m.corr[q] = 0;
         __syncthreads();
         const int highBits = m.p.highBits;
-        for (uint32_t e = uint32_t(t); e < corrTotal; e += kStripThreads) {
+        for (uint32_t e = uint32_t(t); e < corrTotal; e += kThreads) {
           int a = 0;
           while (a + 1 < na && m.sa[a + 1].corrFirst <= e) ++a;
           const AreaDesc& ad = m.ad[a];
@@ -414,11 +518,11 @@ __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
       // Setup 4: the chunk's low fields (one run) and the word after it.
       if constexpr (kLows) {
         const uint32_t n = m.lowWords, w0 = m.lowFirstWord;
-        for (uint32_t w = uint32_t(t); w < n; w += kStripThreads) m.lows[w] = __ldg(s + w0 + w);
+        for (uint32_t w = uint32_t(t); w < n; w += kThreads) m.lows[w] = __ldg(s + w0 + w);
         if (t == 0) m.lows[n] = 0;
       }
       // Setup 5: mask bitmaps of the mixed areas (slot q / kMaskSlot, word q % kMaskSlot).
-      for (int q = t; q < na * kMaskSlot; q += kStripThreads) {
+      for (int q = t; q < na * kMaskSlot; q += kThreads) {
         const int a = q / kMaskSlot, w = q - a * kMaskSlot;
         const StripArea& sa = m.sa[a];
         if (sa.maskCode != hfpac::detail::kMaskBitmap) continue;
@@ -431,13 +535,17 @@ __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
       __syncthreads();
     }
 
-    // The units: column xc of the chunk, rows 4 qr .. 4 qr + 3 of the strip; unit u = qr * cw
-    // + xc, walked by kStripThreads without a divide per unit.
-    const int rowsQ = (ah + 3) >> 2;  // unit rows
-    const int dq = kStripThreads / cw, dx = kStripThreads - dq * cw;
-    int qr = t / cw, xc = t - qr * cw;
     uint16_t* rowBase = nullptr;  // linear: sample (0, y0) of the patch
     if constexpr (!kSurface) rowBase = linear + (m.p.dstOffset + uint64_t(y0) * m.p.dstPitch);
+    if constexpr (kColumns) {
+      decodeChunkColumns<kMode, kSurface, kThreads>(m, words, flags, rowBase, surf, t, x0, y0, cw, ah);
+      continue;
+    }
+    // The units: column xc of the chunk, rows 4 qr .. 4 qr + 3 of the strip; unit u = qr * cw
+    // + xc, walked by kThreads without a divide per unit.
+    const int rowsQ = (ah + 3) >> 2;  // unit rows
+    const int dq = kThreads / cw, dx = kThreads - dq * cw;
+    int qr = t / cw, xc = t - qr * cw;
     while (qr < rowsQ) {
       const int a = xc >> 4, lx = xc & (kArea - 1), ly0 = qr * kRowsPerThread;
       const int x = x0 + xc, yb = y0 + ly0;
@@ -529,41 +637,46 @@ __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
   }
 }
 
-template <Mode kMode>
+template <Mode kMode, bool kColumns>
 void launchStrips(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t stream) {
   // A chunk belongs to the block whose range holds its first AreaDesc; it may reach past a
   // piece's end (the AreaDescs are one array).
   constexpr uint64_t kMaxAreas = 0x7fffffffull * kStripRange;
+  constexpr unsigned kThreads = kColumns ? kColThreads : kStripThreads;
   for (uint64_t first = 0; first < l.areaCount; first += kMaxAreas) {
     const uint64_t n = l.areaCount - first < kMaxAreas ? l.areaCount - first : kMaxAreas;
     const unsigned blocks = unsigned((n + kStripRange - 1) / kStripRange);
     // The whole carveout as shared memory: 8 blocks of ~20 KB are resident only then.
     static const bool carveout = [] {
-      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, false>, cudaFuncAttributePreferredSharedMemoryCarveout,
+      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, false, kColumns>,
+                                      cudaFuncAttributePreferredSharedMemoryCarveout,
                                       int(cudaSharedmemCarveoutMaxShared)));
-      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, true>, cudaFuncAttributePreferredSharedMemoryCarveout,
+      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, true, kColumns>,
+                                      cudaFuncAttributePreferredSharedMemoryCarveout,
                                       int(cudaSharedmemCarveoutMaxShared)));
       return true;
     }();
     (void)carveout;
     if (l.linear)
-      decodeStrips<kMode, false><<<blocks, kStripThreads, 0, stream>>>(
+      decodeStrips<kMode, false, kColumns><<<blocks, kThreads, 0, stream>>>(
           l.patches, l.areas + first, n, l.words, l.flags, l.linear, surf);
     else
-      decodeStrips<kMode, true><<<blocks, kStripThreads, 0, stream>>>(
+      decodeStrips<kMode, true, kColumns><<<blocks, kThreads, 0, stream>>>(
           l.patches, l.areas + first, n, l.words, l.flags, nullptr, surf);
     CUDA_CHECK(cudaGetLastError());
   }
 }
 
-// HFGPU_DECODE_KERNEL=area|strip picks the layered-coding kernel (default strip; both decode
-// the same bits).
-bool useStripKernel() {
-  static const bool strip = [] {
+// HFGPU_DECODE_KERNEL=area|strip|cols picks the layered-coding kernel (default strip; all three
+// decode the same bits).
+enum class Kernel { Area, Strip, Columns };
+Kernel decodeKernel() {
+  static const Kernel kernel = [] {
     const char* env = std::getenv("HFGPU_DECODE_KERNEL");
-    return !(env && std::string_view(env) == "area");
+    const std::string_view v = env ? env : "";
+    return v == "area" ? Kernel::Area : v == "cols" ? Kernel::Columns : Kernel::Strip;
   }();
-  return strip;
+  return kernel;
 }
 
 // Areas per block (groups of 64 threads): HFGPU_DECODE_GROUPS=1|2|4 overrides the default (a
@@ -597,9 +710,10 @@ void launchGroups(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t
 
 template <Mode kMode>
 void launchMode(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t stream) {
-  if (useStripKernel()) {
-    launchStrips<kMode>(l, surf, stream);
-    return;
+  switch (decodeKernel()) {
+    case Kernel::Strip: launchStrips<kMode, false>(l, surf, stream); return;
+    case Kernel::Columns: launchStrips<kMode, true>(l, surf, stream); return;
+    case Kernel::Area: break;
   }
   switch (groupsPerBlock()) {
     case 1: launchGroups<kMode, 1>(l, surf, stream); break;

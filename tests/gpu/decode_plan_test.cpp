@@ -111,11 +111,13 @@ void emulateRbucArea(const AreaDesc& ad, const PatchDesc& p, const uint32_t* s, 
 
 // Host transcription of cuda/decode.cu's decodeStrips (linear target): blocks of kStripRange
 // AreaDescs, the chunks that start in each, the chunk's shared tables (low-field run,
-// 16 x 144 corrections, mask slots), then the units (one column x four rows each). Also checks
-// that the chunks cover every layered area exactly once.
+// 16 x 144 corrections, mask slots), then the units: one column x four rows each, or with
+// `columns` (decodeChunkColumns) one whole column each, with a new column polynomial where the
+// column enters the next segment row. Also checks that the chunks cover every layered area
+// exactly once.
 void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<AreaDesc>& areas,
                    const std::vector<uint32_t>& words, Mode mode, std::vector<uint16_t>& dst,
-                   std::vector<uint32_t>& flags) {
+                   std::vector<uint32_t>& flags, bool columns) {
   constexpr int kRange = kStripMaxAreas, kCols = kStripMaxAreas * 16, kSlot = 10;
   const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
   std::vector<int> covered(areas.size(), 0);
@@ -171,24 +173,33 @@ void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<Area
         const uint64_t v = (uint64_t(w[at + (bit >> 5) + 1]) << 32) | w[at + (bit >> 5)];
         return uint32_t(v >> (bit & 31)) & ((1u << bits) - 1u);
       };
-      const int units = cw * ((ah + 3) / 4);
+      const int unitRows = columns ? ah : 4;
+      const int units = cw * ((ah + unitRows - 1) / unitRows);
       for (int u = 0; u < units; ++u) {
-        const int qr = u / cw, xc = u - qr * cw, a = xc >> 4, lx = xc & 15, ly0 = qr * 4;
-        const int x = x0 + xc, yb = y0 + ly0, rows = std::min(4, ah - ly0);
+        const int qr = u / cw, xc = u - qr * cw, a = xc >> 4, lx = xc & 15, ly0 = qr * unitRows;
+        const int x = x0 + xc, yb = y0 + ly0, rows = std::min(unitRows, ah - ly0);
         const AreaDesc& ad = areas[i0 + size_t(a)];
         const int aw = std::min(16, width - (x0 + a * 16));
         int64_t sum = 0, step = 0, step2 = 0;
-        if (coded && mode != Mode::Refine) {
-          const int i = std::min(x >> p.segLog, int(p.segX) - 1), j = std::min(yb >> p.segLog, int(p.segY) - 1);
-          hfpac::detail::SegmentControls c;
-          loadSeg(p, s, i, j, c);
-          const ColumnPoly cp = columnPoly(c.p, x - (i << p.segLog), p.segLog);
-          const int c0 = yb - (j << p.segLog);
-          sum = polyAt(cp, c0);
-          step = polyStep(cp, c0);
-          step2 = 2 * cp.q;
-        }
+        // The column polynomial of the segment row j, entered at its row c; the 4-row units make
+        // one per unit (never crossing a segment row), the column units one per segment run.
+        const int i = std::min(x >> p.segLog, int(p.segX) - 1);
+        int j = std::min(yb >> p.segLog, int(p.segY) - 1), c = yb - (j << p.segLog), runEnd = 0;
         for (int k = 0; k < rows; ++k, sum += step, step += step2) {
+          if (k == runEnd && coded && mode != Mode::Refine) {
+            runEnd = j < int(p.segY) - 1 ? std::min(rows, k + (1 << p.segLog) - c) : rows;
+            if (!columns) {
+              EXPECT_EQ(runEnd, rows) << "a 4-row unit crosses a segment row";
+            }
+            hfpac::detail::SegmentControls net;
+            loadSeg(p, s, i, j, net);
+            const ColumnPoly cp = columnPoly(net.p, x - (i << p.segLog), p.segLog);
+            sum = polyAt(cp, c);
+            step = polyStep(cp, c);
+            step2 = 2 * cp.q;
+            ++j;
+            c = 0;
+          }
           const int y = yb + k;
           uint16_t& out = dst[p.dstOffset + uint64_t(y) * p.dstPitch + uint64_t(x)];
           if (p.kind == kKindFlat) { out = uint16_t(p.base ^ p.flip); continue; }
@@ -222,8 +233,10 @@ void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<Area
 // records and streams (desc_build.h sequentially, which must equal what the plan computed on
 // the host, field by field), then decodeAreas (linear target) per area, per point; then the
 // 2DRBUC areas (decodeRbucAreas), which come after the layered ones.
+enum class Kernel { Area, Strip, Columns };  // HFGPU_DECODE_KERNEL=area|strip|cols
 void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>& dst,
-             std::vector<uint32_t>& flags, bool strips = false) {
+             std::vector<uint32_t>& flags, Kernel kernel = Kernel::Area) {
+  const bool strips = kernel != Kernel::Area;
   const size_t n = plan.patchCount();
   const size_t wordsOffset = (n * sizeof(TileRecord) + 15) / 16 * 16;
   ASSERT_LE(wordsOffset, blob.size());
@@ -256,7 +269,7 @@ void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mo
     ASSERT_EQ(std::memcmp(&host.rbucAreas[i], &rbucAreas[i], sizeof(AreaDesc)), 0) << "2DRBUC AreaDesc " << i;
   flags.assign(n, 0);
   const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
-  if (strips) emulateStrips(patches, areas, words, mode, dst, flags);
+  if (strips) emulateStrips(patches, areas, words, mode, dst, flags, kernel == Kernel::Columns);
   for (const AreaDesc& ad : areas) {
     if (strips) break;  // the strip kernel decoded them
     const PatchDesc& p = patches[ad.patch];
@@ -424,13 +437,13 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
   EXPECT_NE(plan.statuses().back(), Status::Ok);
   std::vector<uint8_t> blob(plan.blobBytes());
   plan.writeBlob(blob.data());
-  for (bool strips : {false, true})  // HFGPU_DECODE_KERNEL=area, strip
+  for (Kernel kernel : {Kernel::Area, Kernel::Strip, Kernel::Columns})
   for (Mode mode : {Mode::L1, Mode::L12, Mode::All, Mode::Refine}) {
-    SCOPED_TRACE(int(mode) + (strips ? 10 : 0));
+    SCOPED_TRACE(int(mode) + 10 * int(kernel));
     std::vector<uint16_t> dst(at, 0x1234);
     std::vector<uint32_t> flags;
-    if (mode == Mode::Refine) emulate(plan, blob, Mode::L1, dst, flags, strips);
-    emulate(plan, blob, mode, dst, flags, strips);
+    if (mode == Mode::Refine) emulate(plan, blob, Mode::L1, dst, flags, kernel);
+    emulate(plan, blob, mode, dst, flags, kernel);
     const hfpac::Layers layers = mode == Mode::L1 ? hfpac::Layers::L1 : mode == Mode::L12 ? hfpac::Layers::L12 : hfpac::Layers::All;
     for (size_t i = 0; i + 1 < streams.size(); ++i) {
       std::vector<uint16_t> cpu;

@@ -259,7 +259,9 @@ __global__ void __launch_bounds__(kGroups * kGroupThreads, kResidentThreads / (k
 // Finding the chunks needs no host list: block b scans the AreaDescs b * kStripRange ..
 // + kStripRange - 1 and decodes every chunk that STARTS there (a 129-wide batch: exactly one).
 constexpr int kStripThreads = 192;                      // 6 warps: 516 units of a 129-wide strip
-constexpr int kColThreads = 160;                        // 5 warps: the 129 columns of a 129-wide strip
+// Threads of a strip block by unit height: 4-row units 192 (above), whole columns 160 (5 warps:
+// the 129 columns of a 129-wide strip), half columns 288 (9 warps: its 258 units).
+constexpr int stripThreads(int unitRows) { return unitRows == 4 ? kStripThreads : unitRows == 8 ? 288 : 160; }
 constexpr int kStripRange = kStripMaxAreas;             // AreaDescs scanned per block
 constexpr int kStripCols = kStripMaxAreas * kArea;      // 144
 constexpr int kStripMaxNets = (kStripCols / 4 + 1) * 4; // segments of n = 4 a chunk touches
@@ -287,15 +289,15 @@ struct StripShared {
   int na;
 };
 
-// The column units of decodeStrips<..., kColumns = true> (HFGPU_DECODE_KERNEL=cols): thread t
-// decodes whole columns xc = t, t + kThreads, ... of the chunk, all its rows, so the per-unit
-// work (area fields, control-net index, the column polynomial) is paid once per segment row the
-// column crosses (two for the default m = 9 segments) instead of once per four rows. The rows
+// The column units of decodeStrips<..., kUnitRows = 16 or 8> (HFGPU_DECODE_KERNEL=cols, cols8):
+// a unit is a whole column of the chunk (or half of one), units numbered column-fastest, so the
+// per-unit work (area fields, control-net index, the column polynomial) is paid once per segment
+// row the unit crosses (two for the default m = 9 segments) instead of once per four rows. The rows
 // of one segment run are walked with the same exact forward differences; a new polynomial is made
 // where the column enters the next segment row (rows c = 0 .. n - 1 of a segment belong to it, the
 // last segment row also owns its row c = n). Per point the arithmetic is the 4-row units', bit
 // for bit.
-template <Mode kMode, bool kSurface, int kThreads>
+template <Mode kMode, bool kSurface, int kThreads, int kUnitRows>
 __device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const uint32_t* __restrict__ words,
                                                    uint32_t* __restrict__ flags, uint16_t* rowBase,
                                                    const SurfaceParams& surf, int t, int x0, int y0, int cw,
@@ -305,21 +307,25 @@ __device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const u
   const PatchDesc& p = m.p;
   const int kind = p.kind;
   const uint32_t pitch = p.dstPitch;
-  for (int xc = t; xc < cw; xc += kThreads) {
+  const int units = kUnitRows >= kArea ? cw : cw * ((ah + kUnitRows - 1) / kUnitRows);
+  for (int u = t; u < units; u += kThreads) {
+    const int unitRow = kUnitRows >= kArea ? 0 : u / cw;
+    const int xc = u - unitRow * cw;
     const int a = xc >> 4, lx = xc & (kArea - 1);
     const int x = x0 + xc;
+    const int k0 = unitRow * kUnitRows, k1 = min(ah, k0 + kUnitRows);  // rows k0 .. k1 - 1
     uint16_t* col = rowBase;  // linear: storeDst adds x
     const int maskCode = kind == kKindCoded ? int(m.sa[a].maskCode) : 0;
     if (kind == kKindFlat || maskCode == hfpac::detail::kMaskAll) {
       const uint16_t v = kind == kKindFlat ? uint16_t(p.base ^ p.flip) : p.maskOut;
-      for (int k = 0; k < ah; ++k)
+      for (int k = k0; k < k1; ++k)
         storeDst<kSurface>(p, col + (kSurface ? 0 : k * uint64_t(pitch)), surf, x, y0 + k, v);
       continue;
     }
     if (kind == kKindStored) {
       const uint32_t lowBit = m.ad[a].lowBit;
       const uint32_t* __restrict__ s = words + p.streamWord;
-      for (int k = 0; k < ah; ++k) {
+      for (int k = k0; k < k1; ++k) {
         const uint32_t bit = lowBit + (uint32_t(y0 + k) * p.width + uint32_t(x)) * hfpac::kMaxBits;
         storeDst<kSurface>(p, col + (kSurface ? 0 : k * uint64_t(pitch)), surf, x, y0 + k,
                            uint16_t(fieldAt(s, bit, hfpac::kMaxBits) ^ p.flip));
@@ -335,8 +341,8 @@ __device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const u
     const int32_t half = halfStep(b);
     const uint32_t* mask = m.mask + a * kMaskSlot;
     // raster order inside the area (layer 3, mask bitmap): index = row * aw + lx
-    uint32_t maskPos = sa.maskShift + uint32_t(lx);
-    uint32_t lowPos = sa.lowShift + uint32_t(lx * b);
+    uint32_t maskPos = sa.maskShift + uint32_t(k0 * aw + lx);
+    uint32_t lowPos = sa.lowShift + uint32_t((k0 * aw + lx) * b);
     const uint32_t lowStride = uint32_t(aw * b);
     const int32_t* corr = m.corr + xc;
     const int segLog = p.segLog;
@@ -344,13 +350,13 @@ __device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const u
     const int sx0 = min(x0 >> segLog, int(p.segX) - 1), sy0 = min(y0 >> segLog, int(p.segY) - 1);
     const int nsx = min((x0 + cw - 1) >> segLog, int(p.segX) - 1) - sx0 + 1;
     const int i = min(x >> segLog, int(p.segX) - 1);
-    int j = sy0, c = y0 - (sy0 << segLog);
-    int k = 0;
-    while (k < ah) {
-      int end = ah;
+    int j = min((y0 + k0) >> segLog, int(p.segY) - 1), c = y0 + k0 - (j << segLog);
+    int k = k0;
+    while (k < k1) {
+      int end = k1;
       int64_t sum = 0, step = 0, step2 = 0;
       if constexpr (kMode != Mode::Refine) {
-        if (j < int(p.segY) - 1) end = min(ah, k + (1 << segLog) - c);
+        if (j < int(p.segY) - 1) end = min(k1, k + (1 << segLog) - c);
         const ColumnPoly cp = columnPoly(m.nets[(j - sy0) * nsx + (i - sx0)].p, x - (i << segLog), segLog);
         sum = polyAt(cp, c);
         step = polyStep(cp, c);
@@ -396,14 +402,14 @@ __device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const u
 #define HFGPU_DECODE_STRIP_REGS 40
 #endif
 
-template <Mode kMode, bool kSurface, bool kColumns>
+template <Mode kMode, bool kSurface, int kUnitRows>
 __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
     decodeStrips(const PatchDesc* __restrict__ patches, const AreaDesc* __restrict__ areas,
                  uint64_t areaCount, const uint32_t* __restrict__ words, uint32_t* __restrict__ flags,
                  uint16_t* __restrict__ linear, const __grid_constant__ SurfaceParams surf) {
   constexpr bool kResiduals = kMode != Mode::L1;
   constexpr bool kLows = kMode == Mode::All || kMode == Mode::Refine;
-  constexpr int kThreads = kColumns ? kColThreads : kStripThreads;
+  constexpr int kThreads = stripThreads(kUnitRows);
   __shared__ StripShared m;
   __shared__ uint32_t starts;
   const int t = int(threadIdx.x);
@@ -537,8 +543,9 @@ __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
 
     uint16_t* rowBase = nullptr;  // linear: sample (0, y0) of the patch
     if constexpr (!kSurface) rowBase = linear + (m.p.dstOffset + uint64_t(y0) * m.p.dstPitch);
-    if constexpr (kColumns) {
-      decodeChunkColumns<kMode, kSurface, kThreads>(m, words, flags, rowBase, surf, t, x0, y0, cw, ah);
+    if constexpr (kUnitRows != kRowsPerThread) {
+      decodeChunkColumns<kMode, kSurface, kThreads, kUnitRows>(m, words, flags, rowBase, surf, t, x0, y0, cw,
+                                                               ah);
       continue;
     }
     // The units: column xc of the chunk, rows 4 qr .. 4 qr + 3 of the strip; unit u = qr * cw
@@ -637,44 +644,47 @@ __global__ void __maxnreg__(HFGPU_DECODE_STRIP_REGS)
   }
 }
 
-template <Mode kMode, bool kColumns>
+template <Mode kMode, int kUnitRows>
 void launchStrips(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t stream) {
   // A chunk belongs to the block whose range holds its first AreaDesc; it may reach past a
   // piece's end (the AreaDescs are one array).
   constexpr uint64_t kMaxAreas = 0x7fffffffull * kStripRange;
-  constexpr unsigned kThreads = kColumns ? kColThreads : kStripThreads;
+  constexpr unsigned kThreads = stripThreads(kUnitRows);
   for (uint64_t first = 0; first < l.areaCount; first += kMaxAreas) {
     const uint64_t n = l.areaCount - first < kMaxAreas ? l.areaCount - first : kMaxAreas;
     const unsigned blocks = unsigned((n + kStripRange - 1) / kStripRange);
     // The whole carveout as shared memory: 8 blocks of ~20 KB are resident only then.
     static const bool carveout = [] {
-      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, false, kColumns>,
+      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, false, kUnitRows>,
                                       cudaFuncAttributePreferredSharedMemoryCarveout,
                                       int(cudaSharedmemCarveoutMaxShared)));
-      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, true, kColumns>,
+      CUDA_CHECK(cudaFuncSetAttribute(decodeStrips<kMode, true, kUnitRows>,
                                       cudaFuncAttributePreferredSharedMemoryCarveout,
                                       int(cudaSharedmemCarveoutMaxShared)));
       return true;
     }();
     (void)carveout;
     if (l.linear)
-      decodeStrips<kMode, false, kColumns><<<blocks, kThreads, 0, stream>>>(
+      decodeStrips<kMode, false, kUnitRows><<<blocks, kThreads, 0, stream>>>(
           l.patches, l.areas + first, n, l.words, l.flags, l.linear, surf);
     else
-      decodeStrips<kMode, true, kColumns><<<blocks, kThreads, 0, stream>>>(
+      decodeStrips<kMode, true, kUnitRows><<<blocks, kThreads, 0, stream>>>(
           l.patches, l.areas + first, n, l.words, l.flags, nullptr, surf);
     CUDA_CHECK(cudaGetLastError());
   }
 }
 
-// HFGPU_DECODE_KERNEL=area|strip|cols picks the layered-coding kernel (default strip; all three
-// decode the same bits).
-enum class Kernel { Area, Strip, Columns };
+// HFGPU_DECODE_KERNEL=area|strip|cols|cols8 picks the layered-coding kernel (default strip;
+// cols: whole-column units, cols8: half-column units; all decode the same bits).
+enum class Kernel { Area, Strip, Columns, HalfColumns };
 Kernel decodeKernel() {
   static const Kernel kernel = [] {
     const char* env = std::getenv("HFGPU_DECODE_KERNEL");
     const std::string_view v = env ? env : "";
-    return v == "area" ? Kernel::Area : v == "cols" ? Kernel::Columns : Kernel::Strip;
+    return v == "area"    ? Kernel::Area
+           : v == "cols"  ? Kernel::Columns
+           : v == "cols8" ? Kernel::HalfColumns
+                          : Kernel::Strip;
   }();
   return kernel;
 }
@@ -711,8 +721,9 @@ void launchGroups(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t
 template <Mode kMode>
 void launchMode(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t stream) {
   switch (decodeKernel()) {
-    case Kernel::Strip: launchStrips<kMode, false>(l, surf, stream); return;
-    case Kernel::Columns: launchStrips<kMode, true>(l, surf, stream); return;
+    case Kernel::Strip: launchStrips<kMode, kRowsPerThread>(l, surf, stream); return;
+    case Kernel::Columns: launchStrips<kMode, kArea>(l, surf, stream); return;
+    case Kernel::HalfColumns: launchStrips<kMode, 8>(l, surf, stream); return;
     case Kernel::Area: break;
   }
   switch (groupsPerBlock()) {

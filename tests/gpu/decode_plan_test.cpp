@@ -111,13 +111,13 @@ void emulateRbucArea(const AreaDesc& ad, const PatchDesc& p, const uint32_t* s, 
 
 // Host transcription of cuda/decode.cu's decodeStrips (linear target): blocks of kStripRange
 // AreaDescs, the chunks that start in each, the chunk's shared tables (low-field run,
-// 16 x 144 corrections, mask slots), then the units: one column x four rows each, or with
-// `columns` (decodeChunkColumns) one whole column each, with a new column polynomial where the
-// column enters the next segment row. Also checks that the chunks cover every layered area
-// exactly once.
+// 16 x 144 corrections, mask slots), then the units: one column x `unitRows` rows each (4: the
+// strip kernel; 16 or 8: decodeChunkColumns, a whole or half column, with a new column
+// polynomial where the unit enters the next segment row). Also checks that the chunks cover
+// every layered area exactly once.
 void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<AreaDesc>& areas,
                    const std::vector<uint32_t>& words, Mode mode, std::vector<uint16_t>& dst,
-                   std::vector<uint32_t>& flags, bool columns) {
+                   std::vector<uint32_t>& flags, int unitRows) {
   constexpr int kRange = kStripMaxAreas, kCols = kStripMaxAreas * 16, kSlot = 10;
   const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
   std::vector<int> covered(areas.size(), 0);
@@ -173,7 +173,6 @@ void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<Area
         const uint64_t v = (uint64_t(w[at + (bit >> 5) + 1]) << 32) | w[at + (bit >> 5)];
         return uint32_t(v >> (bit & 31)) & ((1u << bits) - 1u);
       };
-      const int unitRows = columns ? ah : 4;
       const int units = cw * ((ah + unitRows - 1) / unitRows);
       for (int u = 0; u < units; ++u) {
         const int qr = u / cw, xc = u - qr * cw, a = xc >> 4, lx = xc & 15, ly0 = qr * unitRows;
@@ -188,7 +187,7 @@ void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<Area
         for (int k = 0; k < rows; ++k, sum += step, step += step2) {
           if (k == runEnd && coded && mode != Mode::Refine) {
             runEnd = j < int(p.segY) - 1 ? std::min(rows, k + (1 << p.segLog) - c) : rows;
-            if (!columns) {
+            if (unitRows == 4) {
               EXPECT_EQ(runEnd, rows) << "a 4-row unit crosses a segment row";
             }
             hfpac::detail::SegmentControls net;
@@ -233,7 +232,7 @@ void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<Area
 // records and streams (desc_build.h sequentially, which must equal what the plan computed on
 // the host, field by field), then decodeAreas (linear target) per area, per point; then the
 // 2DRBUC areas (decodeRbucAreas), which come after the layered ones.
-enum class Kernel { Area, Strip, Columns };  // HFGPU_DECODE_KERNEL=area|strip|cols
+enum class Kernel { Area, Strip, Columns, HalfColumns };  // HFGPU_DECODE_KERNEL=area|strip|cols|cols8
 void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>& dst,
              std::vector<uint32_t>& flags, Kernel kernel = Kernel::Area) {
   const bool strips = kernel != Kernel::Area;
@@ -269,7 +268,9 @@ void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mo
     ASSERT_EQ(std::memcmp(&host.rbucAreas[i], &rbucAreas[i], sizeof(AreaDesc)), 0) << "2DRBUC AreaDesc " << i;
   flags.assign(n, 0);
   const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
-  if (strips) emulateStrips(patches, areas, words, mode, dst, flags, kernel == Kernel::Columns);
+  if (strips)
+    emulateStrips(patches, areas, words, mode, dst, flags,
+                  kernel == Kernel::Columns ? 16 : kernel == Kernel::HalfColumns ? 8 : 4);
   for (const AreaDesc& ad : areas) {
     if (strips) break;  // the strip kernel decoded them
     const PatchDesc& p = patches[ad.patch];
@@ -437,7 +438,7 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
   EXPECT_NE(plan.statuses().back(), Status::Ok);
   std::vector<uint8_t> blob(plan.blobBytes());
   plan.writeBlob(blob.data());
-  for (Kernel kernel : {Kernel::Area, Kernel::Strip, Kernel::Columns})
+  for (Kernel kernel : {Kernel::Area, Kernel::Strip, Kernel::Columns, Kernel::HalfColumns})
   for (Mode mode : {Mode::L1, Mode::L12, Mode::All, Mode::Refine}) {
     SCOPED_TRACE(int(mode) + 10 * int(kernel));
     std::vector<uint16_t> dst(at, 0x1234);

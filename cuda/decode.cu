@@ -289,6 +289,67 @@ struct StripShared {
   int na;
 };
 
+// The running state of one column unit (decodeChunkColumns): everything a row needs is in
+// registers and stepped per row, so a point costs its arithmetic, two shared loads for its low
+// field and one store (the per-point address, flag and branch work of the 4-row units is gone).
+struct ColumnRows {
+  int64_t sum, step, step2;            // the column polynomial's forward differences
+  uint32_t lowPos, lowStride, lowMask;  // low fields in the chunk's shared run
+  uint32_t maskPos, maskStride;         // bitmap bits in the area's mask slot
+  int32_t half;
+  uint32_t flip, maskOut;
+  uint32_t bad;                         // a value outside 0..65535 was clamped (unmasked points)
+  bool hasCorr;
+  const int32_t* corr;                  // [row][chunk column] of this column
+  uint16_t* dst;                        // linear: the unit's next point
+  uint32_t pitch;
+  cudaSurfaceObject_t surface;          // surface: x in bytes, next row
+  int sx, sy;
+};
+
+// Rows k .. end - 1 of one segment run (end - k <= n + 1). Values outside 0..65535 (corrupt
+// streams only) are clamped and remembered in w.bad; masked points store the mask value.
+template <Mode kMode, bool kSurface, bool kBitmap>
+__device__ __forceinline__ void columnRows(ColumnRows& w, const uint32_t* lows, const uint32_t* mask, int segLog,
+                                           int k, int end) {
+  constexpr bool kLows = kMode == Mode::All || kMode == Mode::Refine;
+#pragma unroll 2
+  for (; k < end; ++k) {
+    int32_t v;
+    if constexpr (kMode == Mode::Refine) {
+      unsigned short d;
+      if constexpr (kSurface) {
+        surf2Dread(&d, w.surface, w.sx, w.sy);
+      } else {
+        d = *w.dst;
+      }
+      v = int32_t(d ^ w.flip);
+    } else {
+      v = predictionOf(w.sum, segLog);
+    }
+    if (w.hasCorr) v += w.corr[k * kStripCols];
+    if constexpr (kLows) v += int32_t(sharedField(lows, w.lowPos, w.lowMask)) - w.half;
+    const bool masked = kBitmap && sharedField(mask, w.maskPos, 1u) != 0u;
+    const bool outside = uint32_t(v) > 65535u;
+    w.bad |= uint32_t(outside && !masked);
+    v = min(max(v, 0), 65535);
+    const uint16_t out = masked ? uint16_t(w.maskOut) : uint16_t(uint32_t(v) ^ w.flip);
+    if constexpr (kSurface) {
+      surf2Dwrite(static_cast<unsigned short>(out), w.surface, w.sx, w.sy);
+      ++w.sy;
+    } else {
+      *w.dst = out;
+      w.dst += w.pitch;
+    }
+    if constexpr (kMode != Mode::Refine) {
+      w.sum += w.step;
+      w.step += w.step2;
+    }
+    if constexpr (kLows) w.lowPos += w.lowStride;
+    if constexpr (kBitmap) w.maskPos += w.maskStride;
+  }
+}
+
 // The column units of decodeStrips<..., kUnitRows = 16 or 8> (HFGPU_DECODE_KERNEL=cols, cols8):
 // a unit is a whole column of the chunk (or half of one), units numbered column-fastest, so the
 // per-unit work (area fields, control-net index, the column polynomial) is paid once per segment
@@ -335,16 +396,29 @@ __device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const u
     const StripArea& sa = m.sa[a];
     const int aw = min(kArea, cw - a * kArea);
     const int b = sa.bits;
-    const bool hasCorr = kResiduals && sa.count > 0;
-    const bool bitmap = maskCode == hfpac::detail::kMaskBitmap;
-    const uint32_t lowMask = (1u << b) - 1u;
-    const int32_t half = halfStep(b);
-    const uint32_t* mask = m.mask + a * kMaskSlot;
+    ColumnRows w;
+    w.hasCorr = kResiduals && sa.count > 0;
+    w.lowMask = (1u << b) - 1u;  // b = 0: every low field reads 0 (no branch per point)
+    w.half = halfStep(b);
+    w.flip = p.flip;
+    w.maskOut = p.maskOut;
     // raster order inside the area (layer 3, mask bitmap): index = row * aw + lx
-    uint32_t maskPos = sa.maskShift + uint32_t(k0 * aw + lx);
-    uint32_t lowPos = sa.lowShift + uint32_t((k0 * aw + lx) * b);
-    const uint32_t lowStride = uint32_t(aw * b);
-    const int32_t* corr = m.corr + xc;
+    w.maskPos = sa.maskShift + uint32_t(k0 * aw + lx);
+    w.lowPos = sa.lowShift + uint32_t((k0 * aw + lx) * b);
+    w.lowStride = uint32_t(aw * b);
+    w.maskStride = uint32_t(aw);
+    w.corr = m.corr + xc;
+    w.bad = 0;
+    if constexpr (kSurface) {
+      w.surface = surf.s[p.surface];
+      w.sx = (p.dstX + x) * int(sizeof(unsigned short));
+      w.sy = p.dstY + y0 + k0;
+    } else {
+      w.dst = col + uint64_t(k0) * pitch + uint64_t(x);
+      w.pitch = pitch;
+    }
+    const bool bitmap = maskCode == hfpac::detail::kMaskBitmap;
+    const uint32_t* mask = m.mask + a * kMaskSlot;
     const int segLog = p.segLog;
     // the same net numbering as setup 2; j / c: the segment row and the row inside it
     const int sx0 = min(x0 >> segLog, int(p.segX) - 1), sy0 = min(y0 >> segLog, int(p.segY) - 1);
@@ -354,44 +428,24 @@ __device__ __forceinline__ void decodeChunkColumns(const StripShared& m, const u
     int k = k0;
     while (k < k1) {
       int end = k1;
-      int64_t sum = 0, step = 0, step2 = 0;
       if constexpr (kMode != Mode::Refine) {
         if (j < int(p.segY) - 1) end = min(k1, k + (1 << segLog) - c);
         const ColumnPoly cp = columnPoly(m.nets[(j - sy0) * nsx + (i - sx0)].p, x - (i << segLog), segLog);
-        sum = polyAt(cp, c);
-        step = polyStep(cp, c);
-        step2 = 2 * cp.q;
+        w.sum = polyAt(cp, c);
+        w.step = polyStep(cp, c);
+        w.step2 = 2 * cp.q;
         ++j;
         c = 0;
       }
-      for (; k < end; ++k) {
-        const int y = y0 + k;
-        uint16_t* r = kSurface ? nullptr : col + k * uint64_t(pitch);
-        if (bitmap && sharedField(mask, maskPos, 1u)) {
-          storeDst<kSurface>(p, r, surf, x, y, p.maskOut);
-        } else {
-          int32_t v;
-          if constexpr (kMode == Mode::Refine) {
-            v = int32_t(loadDst<kSurface>(p, r, surf, x, y) ^ p.flip);
-          } else {
-            v = predictionOf(sum, segLog);
-          }
-          if (hasCorr) v += corr[k * kStripCols];
-          if constexpr (kLows) {
-            if (b > 0) v += int32_t(sharedField(m.lows, lowPos, lowMask)) - half;
-          }
-          if (uint32_t(v) > 65535u) {
-            if constexpr (kLows) atomicOr(flags + m.ad[0].patch, kFlagOutOfRange);
-            v = v < 0 ? 0 : 65535;
-          }
-          storeDst<kSurface>(p, r, surf, x, y, uint16_t(uint16_t(v) ^ p.flip));
-        }
-        sum += step;
-        step += step2;
-        lowPos += lowStride;
-        maskPos += uint32_t(aw);
-      }
+      // Two loops, so that only the rare mixed areas pay for the bitmap (lanes of one warp
+      // differ only where a warp spans areas of both kinds).
+      if (bitmap)
+        columnRows<kMode, kSurface, true>(w, m.lows, mask, segLog, k, end);
+      else
+        columnRows<kMode, kSurface, false>(w, m.lows, mask, segLog, k, end);
+      k = end;
     }
+    if (kLows && w.bad) atomicOr(flags + m.ad[0].patch, kFlagOutOfRange);
   }
 }
 
@@ -674,17 +728,19 @@ void launchStrips(const DecodeLaunch& l, const SurfaceParams& surf, cudaStream_t
   }
 }
 
-// HFGPU_DECODE_KERNEL=area|strip|cols|cols8 picks the layered-coding kernel (default strip;
-// cols: whole-column units, cols8: half-column units; all decode the same bits).
+// HFGPU_DECODE_KERNEL=cols|strip|cols8|area picks the layered-coding kernel (default cols: the
+// strip kernel with whole-column units; strip: 4-row units; cols8: half-column units; area: one
+// group per 16 x 16 area). All decode the same bits. H100, session 22, lossless linear / surface
+// G points/s on 5 DEMs: cols 161-177 / 170-189, strip 134-149 / 134-153, cols8 111-125.
 enum class Kernel { Area, Strip, Columns, HalfColumns };
 Kernel decodeKernel() {
   static const Kernel kernel = [] {
     const char* env = std::getenv("HFGPU_DECODE_KERNEL");
     const std::string_view v = env ? env : "";
     return v == "area"    ? Kernel::Area
-           : v == "cols"  ? Kernel::Columns
+           : v == "strip" ? Kernel::Strip
            : v == "cols8" ? Kernel::HalfColumns
-                          : Kernel::Strip;
+                          : Kernel::Columns;
   }();
   return kernel;
 }

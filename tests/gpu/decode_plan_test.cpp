@@ -232,9 +232,11 @@ void emulateStrips(const std::vector<PatchDesc>& patches, const std::vector<Area
 // records and streams (desc_build.h sequentially, which must equal what the plan computed on
 // the host, field by field), then decodeAreas (linear target) per area, per point; then the
 // 2DRBUC areas (decodeRbucAreas), which come after the layered ones.
-enum class Kernel { Area, Strip, Columns, HalfColumns };  // HFGPU_DECODE_KERNEL=area|strip|cols|cols8
-void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mode mode, std::vector<uint16_t>& dst,
-             std::vector<uint32_t>& flags, Kernel kernel = Kernel::Area) {
+// The decode kernels (HFGPU_DECODE_KERNEL=area|strip|cols|cols8).
+enum class Kernel { Area, Strip, Columns, HalfColumns };
+void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mode mode,
+             std::vector<uint16_t>& dst, std::vector<uint32_t>& flags,
+             Kernel kernel = Kernel::Area) {
   const bool strips = kernel != Kernel::Area;
   const size_t n = plan.patchCount();
   const size_t wordsOffset = (n * sizeof(TileRecord) + 15) / 16 * 16;
@@ -270,7 +272,9 @@ void emulate(const hfgpu::DecodePlan& plan, const std::vector<uint8_t>& blob, Mo
   const bool residuals = mode != Mode::L1, lows = mode == Mode::All || mode == Mode::Refine;
   if (strips)
     emulateStrips(patches, areas, words, mode, dst, flags,
-                  kernel == Kernel::Columns ? 16 : kernel == Kernel::HalfColumns ? 8 : 4);
+                  kernel == Kernel::Columns       ? 16
+                  : kernel == Kernel::HalfColumns ? 8
+                                                  : 4);
   for (const AreaDesc& ad : areas) {
     if (strips) break;  // the strip kernel decoded them
     const PatchDesc& p = patches[ad.patch];
@@ -439,23 +443,27 @@ TEST(GpuDecodePlan, HostEmulationMatchesCpuDecode) {
   std::vector<uint8_t> blob(plan.blobBytes());
   plan.writeBlob(blob.data());
   for (Kernel kernel : {Kernel::Area, Kernel::Strip, Kernel::Columns, Kernel::HalfColumns})
-  for (Mode mode : {Mode::L1, Mode::L12, Mode::All, Mode::Refine}) {
-    SCOPED_TRACE(int(mode) + 10 * int(kernel));
-    std::vector<uint16_t> dst(at, 0x1234);
-    std::vector<uint32_t> flags;
-    if (mode == Mode::Refine) emulate(plan, blob, Mode::L1, dst, flags, kernel);
-    emulate(plan, blob, mode, dst, flags, kernel);
-    const hfpac::Layers layers = mode == Mode::L1 ? hfpac::Layers::L1 : mode == Mode::L12 ? hfpac::Layers::L12 : hfpac::Layers::All;
-    for (size_t i = 0; i + 1 < streams.size(); ++i) {
-      std::vector<uint16_t> cpu;
-      ASSERT_EQ(hftest::decodeTo(streams[i], dims[i].first, dims[i].second, cpu, layers), Status::Ok);
-      EXPECT_EQ(flags[i], 0u);
-      for (int y = 0; y < dims[i].second; ++y)
-        for (int x = 0; x < dims[i].first; ++x)
-          ASSERT_EQ(dst[in[i].dstOffset + size_t(y) * in[i].dstPitch + size_t(x)], cpu[size_t(y) * size_t(dims[i].first) + size_t(x)])
-              << "patch " << i << " at " << x << "," << y;
+    for (Mode mode : {Mode::L1, Mode::L12, Mode::All, Mode::Refine}) {
+      SCOPED_TRACE(int(mode) + 10 * int(kernel));
+      std::vector<uint16_t> dst(at, 0x1234);
+      std::vector<uint32_t> flags;
+      if (mode == Mode::Refine) emulate(plan, blob, Mode::L1, dst, flags, kernel);
+      emulate(plan, blob, mode, dst, flags, kernel);
+      const hfpac::Layers layers = mode == Mode::L1    ? hfpac::Layers::L1
+                                   : mode == Mode::L12 ? hfpac::Layers::L12
+                                                       : hfpac::Layers::All;
+      for (size_t i = 0; i + 1 < streams.size(); ++i) {
+        std::vector<uint16_t> cpu;
+        ASSERT_EQ(hftest::decodeTo(streams[i], dims[i].first, dims[i].second, cpu, layers),
+                  Status::Ok);
+        EXPECT_EQ(flags[i], 0u);
+        for (int y = 0; y < dims[i].second; ++y)
+          for (int x = 0; x < dims[i].first; ++x)
+            ASSERT_EQ(dst[in[i].dstOffset + size_t(y) * in[i].dstPitch + size_t(x)],
+                      cpu[size_t(y) * size_t(dims[i].first) + size_t(x)])
+                << "patch " << i << " at " << x << "," << y;
+      }
     }
-  }
 }
 
 // Corrupt 2DRBUC streams (flipped bits and bytes, truncations) mixed with valid layered and

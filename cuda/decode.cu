@@ -1,8 +1,9 @@
 // decode.cu - the batched HFPaC decode kernels (docs/format.md; host side: src/gpu/decoder.cpp).
-// Three kernels decode the same bits (HFGPU_DECODE_KERNEL, launchMode below): decodeAreas (one
-// group per 16 x 16 area, described first), decodeStrips with 4-row units (`strip`) and
-// decodeStrips with whole-column units (`cols`, the default since session 22: +19-24 % on the
-// H100, bench/results/gpu-decode-s22/).
+// The kernels decode the same bits (HFGPU_DECODE_KERNEL, launchMode below): decodeAreas (one
+// group per 16 x 16 area, described first), decodeStrips with 4-row units (`strip`), with
+// whole-column units (`cols`, the default since session 22: +19-24 % on the H100,
+// bench/results/gpu-decode-s22/) and with half-column units (`cols8`, measured slower; kept for
+// the A/B only until the next device session can check its removal).
 //
 // One group of 64 threads (two warps) per 16 x 16 area of any patch in the batch (AreaDesc ->
 // PatchDesc); a block holds kGroups independent groups (each synchronises on its own named

@@ -4,8 +4,10 @@
 // time; no water at the level leaves the image exactly as without the ocean; raising the level
 // floods more; bad parameters are refused with the ocean kept. And the shore distance transform
 // (GL-free).
+#include <glad/gl.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -15,6 +17,9 @@
 #include "archive/archive.h"
 #include "render/gl/ocean_gl.h"
 #include "render/gl/renderer.h"
+#include "render/gl/shader.h"
+#include "render/ocean/ocean.h"
+#include "test_files.h"
 
 extern "C" int dlclose(void*) { return 0; }  // see render_gl_test.cpp (LSan + Mesa)
 
@@ -32,7 +37,7 @@ Gl& gl() {
   static Gl g;
   static const bool done = [] {
     std::string error;
-    if (!g.archive.open(HF_SAMPLE_ARCHIVE, error)) g.skip = "sample archive: " + error;
+    if (!g.archive.open(hf_test::samplePath(false), error)) g.skip = "sample archive: " + error;
     else if (!(g.context = hfr::createHeadlessContext(error))) g.skip = "no headless GL: " + error;
     return true;
   }();
@@ -50,7 +55,7 @@ struct View {
   std::unique_ptr<hfr::Renderer> renderer;
 };
 
-View make(bool ocean, double level = 0) {
+View make(bool ocean, double level = 0, const std::string& device = "") {
   View v;
   std::string error;
   v.strategy = hfr::makeStreamStrategy("cpu", gl().archive, error);
@@ -61,6 +66,7 @@ View make(bool ocean, double level = 0) {
   rs.ocean = ocean;
   rs.waterLevel = level;
   rs.oceanSynchronous = true;
+  rs.oceanDevice = device;
   v.renderer = hfr::Renderer::create(gl().archive, *v.strategy, rs, error);
   EXPECT_TRUE(v.renderer) << error;
   return v;
@@ -111,6 +117,21 @@ TEST(RenderOcean, WaterIsAnimatedAndTheSameForTheSameTime) {
   EXPECT_EQ(black, 0u);
 }
 
+// The default fields (GL compute) draw the sea the CPU worker's fields draw: the same image up
+// to float rounding of a few pixels (a wrong field would change most of the sea).
+TEST(RenderOcean, GlComputeFieldsDrawTheCpuWorkersSea) {
+  REQUIRE_GL();
+  View glView = make(true), cpuView = make(true, 0, "cpu");
+  ASSERT_TRUE(glView.renderer && cpuView.renderer);
+  EXPECT_EQ(glView.renderer->oceanDevice(), "gl");
+  EXPECT_EQ(cpuView.renderer->oceanDevice(), "cpu");
+  for (double t : {0.0, 3.0, 600.5}) {
+    const auto a = shoot(*glView.renderer, seaCamera(), t);
+    const auto b = shoot(*cpuView.renderer, seaCamera(), t);
+    EXPECT_LT(differing(a, b), 0.002) << "t " << t;
+  }
+}
+
 TEST(RenderOcean, NoWaterAtTheLevelLeavesTheImageAlone) {
   REQUIRE_GL();
   View dry = make(true, -1000), off = make(false);
@@ -145,6 +166,96 @@ TEST(RenderOcean, RaisingTheLevelFloodsMoreAndBadParametersAreRefused) {
   EXPECT_TRUE(r.updateOcean(error)) << error;
   EXPECT_FALSE(r.hasOcean());
   EXPECT_EQ(differing(shoot(r, top, 2), base), 0.0);  // off again: the terrain as before
+}
+
+// RMS of (got - want) relative to the RMS of want.
+double relativeRms(const std::vector<float>& want, const std::vector<float>& got) {
+  double err = 0, ref = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double d = double(got[i]) - double(want[i]);
+    err += d * d;
+    ref += double(want[i]) * double(want[i]);
+  }
+  return ref > 0 ? std::sqrt(err / ref) : std::sqrt(err);
+}
+
+// Level `level` of an RGBA32F texture, as four planes.
+std::array<std::vector<float>, 4> readLevel(unsigned texture, int level, int side) {
+  std::vector<float> rgba(size_t(side) * size_t(side) * 4);
+  glGetTextureImage(texture, level, GL_RGBA, GL_FLOAT, GLsizei(rgba.size() * sizeof(float)), rgba.data());
+  std::array<std::vector<float>, 4> planes;
+  for (int c = 0; c < 4; ++c) {
+    planes[size_t(c)].resize(rgba.size() / 4);
+    for (size_t i = 0; i < planes[size_t(c)].size(); ++i) planes[size_t(c)][i] = rgba[4 * i + size_t(c)];
+  }
+  return planes;
+}
+
+// GL's box filter: the mean of each 2 x 2 block.
+std::vector<float> halve(const std::vector<float>& v, int side) {
+  const int h = side / 2;
+  std::vector<float> out(size_t(h) * size_t(h));
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < h; ++x) {
+      auto at = [&](int px, int py) { return double(v[size_t(py) * size_t(side) + size_t(px)]); };
+      out[size_t(y) * size_t(h) + size_t(x)] =
+          float((at(2 * x, 2 * y) + at(2 * x + 1, 2 * y) + at(2 * x, 2 * y + 1) + at(2 * x + 1, 2 * y + 1)) / 4);
+    }
+  return out;
+}
+
+// The GL compute step (the default ocean fields) against the CPU reference: level 0 and every
+// mip level, at several sizes and times (an hour in, the phase still agrees), and after a
+// parameter change of size. A wrong twiddle sign, packing, index or filter is O(1).
+TEST(OceanFieldsGl, EqualTheCpuFieldsAndTheirMipChain) {
+  REQUIRE_GL();
+  std::string error, note;
+  const std::string dir = hfr::resolveShaderDir("", error);
+  ASSERT_FALSE(dir.empty()) << error;
+  hfr::OceanParams p;
+  p.windSpeed = 12;
+  p.windDirection = 30;
+  p.choppiness = 1.5;
+  p.size = 16;
+  auto fields = hfr::makeGlOceanFields(dir, p, note);
+  ASSERT_TRUE(fields) << note;
+  EXPECT_STREQ(fields->name(), "gl");
+  for (int size : {16, 32, 128, 256}) {
+    p.size = size;
+    fields->setParams(p);
+    hfr::OceanSimulation cpu(p);
+    for (double t : {0.0, 2.5, 3600.75}) {
+      SCOPED_TRACE("size " + std::to_string(size) + " t " + std::to_string(t));
+      ASSERT_TRUE(fields->update(t, true));
+      EXPECT_EQ(fields->error(), "");
+      EXPECT_DOUBLE_EQ(fields->patchMetres(), p.patchMetres);
+      hfr::OceanFrame want;
+      cpu.evaluate(t, want);
+      std::array<std::vector<float>, 4> expect = {want.slopeX, want.slopeY, want.dispX, want.dispY};
+      int side = size;
+      for (int level = 0; side >= 1; ++level, side /= 2) {
+        SCOPED_TRACE("level " + std::to_string(level));
+        if (level > 0)
+          for (auto& plane : expect) plane = halve(plane, side * 2);
+        const auto got = readLevel(fields->texture(), level, side);
+        // Float FFTs lose ~1e-7 in RMS, GPU sines ~1e-6 rad; the deepest levels average to
+        // near zero, so their tolerance is absolute against the field's own scale.
+        for (size_t c = 0; c < 4; ++c) {
+          double scale = 0;
+          for (float v : (c < 2 ? want.slopeX : want.dispX)) scale += double(v) * double(v);
+          scale = std::sqrt(scale / double(want.slopeX.size()));
+          double err = 0;
+          for (size_t i = 0; i < got[c].size(); ++i) err += std::pow(double(got[c][i]) - double(expect[c][i]), 2);
+          err = std::sqrt(err / double(got[c].size()));
+          EXPECT_LT(err, 2e-5 * scale) << "channel " << c;
+          if (level == 0) {
+            EXPECT_LT(relativeRms(expect[c], got[c]), 2e-5) << "channel " << c;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(glGetError(), GLenum(GL_NO_ERROR));
 }
 
 TEST(OceanShore, DistanceToLandInTexels) {

@@ -518,44 +518,57 @@ OceanShot oceanShot(const std::string& device, double seconds, double previous =
   return o;
 }
 
-TEST(StrategyParity, CudaOceanEqualsCpuOcean) {
+// The ocean's fields from `device` ("cuda": CUDA-GL interop; "gl": compute shaders) draw the CPU
+// worker's sea up to float rounding, and the water moves. Skips where cuda falls back (no CUDA
+// or interop); gl must not fall back on a 4.5 context.
+void expectOceanEqualsCpuOcean(const std::string& device) {
   const OceanShot cpu = oceanShot("cpu", 3.5);
   if (!cpu.skip.empty()) GTEST_SKIP() << cpu.skip;
-  const OceanShot cuda = oceanShot("cuda", 3.5);
-  ASSERT_TRUE(cuda.skip.empty()) << cuda.skip;
-  if (cuda.device != "cuda") GTEST_SKIP() << "the ocean fell back to " << cuda.device << " (no CUDA or interop here)";
+  const OceanShot gpu = oceanShot(device, 3.5);
+  ASSERT_TRUE(gpu.skip.empty()) << gpu.skip;
+  if (device == "cuda" && gpu.device != "cuda")
+    GTEST_SKIP() << "the ocean fell back to " << gpu.device << " (no CUDA or interop here)";
+  ASSERT_EQ(gpu.device, device);
   EXPECT_EQ(cpu.device, "cpu");
-  ASSERT_EQ(cpu.px.size(), cuda.px.size());
+  ASSERT_EQ(cpu.px.size(), gpu.px.size());
   size_t differ = 0;
   int worst = 0;
   for (size_t i = 0; i < cpu.px.size(); ++i) {
-    const int d = std::abs(int(cpu.px[i]) - int(cuda.px[i]));
+    const int d = std::abs(int(cpu.px[i]) - int(gpu.px[i]));
     differ += d != 0;
     worst = std::max(worst, d);
   }
-  std::printf("[ ocean    ] cuda vs cpu: %zu of %zu bytes differ, by %d at most\n", differ, cpu.px.size(), worst);
+  std::printf("[ ocean    ] %s vs cpu: %zu of %zu bytes differ, by %d at most\n", device.c_str(), differ,
+              cpu.px.size(), worst);
   EXPECT_LE(worst, 3);
   EXPECT_LT(double(differ), 0.005 * double(cpu.px.size()));
-  const OceanShot later = oceanShot("cuda", 4.5);
+  const OceanShot later = oceanShot(device, 4.5);
   size_t moved = 0;
-  for (size_t i = 0; i < cuda.px.size(); ++i) moved += later.px[i] != cuda.px[i];
-  EXPECT_GT(double(moved), 0.01 * double(cuda.px.size())) << "the water does not move";
+  for (size_t i = 0; i < gpu.px.size(); ++i) moved += later.px[i] != gpu.px[i];
+  EXPECT_GT(double(moved), 0.01 * double(gpu.px.size())) << "the water does not move";
 }
 
-// A running viewer's CUDA ocean computes a frame's fields at the start of that frame
+// A running viewer's GPU ocean computes a frame's fields at the start of that frame
 // (OceanFields::prepare, before GL has the frame's work) and draws them in the same frame, not a
 // frame late: the second of two frames shows exactly what a synchronous frame at its time shows.
-TEST(StrategyParity, CudaOceanFrameShowsItsOwnTime) {
-  const OceanShot synchronous = oceanShot("cuda", 3.5);
+void expectOceanFrameShowsItsOwnTime(const std::string& device) {
+  const OceanShot synchronous = oceanShot(device, 3.5);
   if (!synchronous.skip.empty()) GTEST_SKIP() << synchronous.skip;
-  if (synchronous.device != "cuda") GTEST_SKIP() << "the ocean fell back to " << synchronous.device;
-  const OceanShot running = oceanShot("cuda", 3.5, 2.0);
+  if (device == "cuda" && synchronous.device != "cuda")
+    GTEST_SKIP() << "the ocean fell back to " << synchronous.device;
+  ASSERT_EQ(synchronous.device, device);
+  const OceanShot running = oceanShot(device, 3.5, 2.0);
   ASSERT_TRUE(running.skip.empty()) << running.skip;
-  ASSERT_EQ(running.device, "cuda");
+  ASSERT_EQ(running.device, device);
   ASSERT_EQ(running.px.size(), synchronous.px.size());
   size_t differ = 0;
   for (size_t i = 0; i < running.px.size(); ++i) differ += running.px[i] != synchronous.px[i];
   EXPECT_EQ(differ, 0u) << "the running frame does not show the fields of its own time";
 }
+
+TEST(StrategyParity, CudaOceanEqualsCpuOcean) { expectOceanEqualsCpuOcean("cuda"); }
+TEST(StrategyParity, GlOceanEqualsCpuOcean) { expectOceanEqualsCpuOcean("gl"); }
+TEST(StrategyParity, CudaOceanFrameShowsItsOwnTime) { expectOceanFrameShowsItsOwnTime("cuda"); }
+TEST(StrategyParity, GlOceanFrameShowsItsOwnTime) { expectOceanFrameShowsItsOwnTime("gl"); }
 
 }  // namespace

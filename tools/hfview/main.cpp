@@ -76,9 +76,9 @@ constexpr const char* kHelpFooter =
     "--water-level metres (default 0) and nodata; --wind sets its speed (0.5..40, default 10)\n"
     "and the direction it blows towards (degrees counter-clockwise from east, default 45),\n"
     "--choppiness its crests (0..4, default 1); --time S is its clock for a --screenshot\n"
-    "(default 0, so that screenshots are reproducible). Its fields come from the GPU with\n"
-    "--stream cuda, else from an FFTW thread; --ocean cpu|cuda chooses (cuda falls back to\n"
-    "cpu with a note where CUDA-GL interop is missing).\n"
+    "(default 0, so that screenshots are reproducible). Its fields come from GL compute\n"
+    "shaders on the GPU; --ocean gl|cpu|cuda chooses (cpu: an FFTW thread; cuda: the CUDA FFT\n"
+    "through CUDA-GL interop; gl and cuda fall back to cpu with a note).\n"
     "--gl-debug (window): a debug GL context; KHR_debug errors are printed and make the exit\n"
     "status 3.\n"
     "World frame: x east, y north (metres from the south-west corner), z up; yaw 0 = east,\n"
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
   app.add_flag("--no-vsync", noVsync, "window: swap interval 0");
   app.add_option("--record", recordPath, "window: F9 records the camera into this camera path file");
   app.add_flag("-q,--quiet", quiet, "only errors");
-  app.add_option("--ocean", oceanOpt, "on, off, cpu or cuda");
+  app.add_option("--ocean", oceanOpt, "on, off, gl, cpu or cuda");
   app.add_option("--water-level", waterLevel, "metres");
   app.add_option("--wind", windArg, "M/S or M/S,DEGREES");
   app.add_option("--choppiness", choppiness, "0..4");
@@ -228,10 +228,10 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < 3; ++k) rs.background[k] = float(c[k]);
   }
   if (app.count("--ocean")) {
-    if (oceanOpt != "on" && oceanOpt != "off" && oceanOpt != "cpu" && oceanOpt != "cuda")
-      return fail("--ocean wants on, off, cpu or cuda, got '" + oceanOpt + "'");
+    if (oceanOpt != "on" && oceanOpt != "off" && oceanOpt != "gl" && oceanOpt != "cpu" && oceanOpt != "cuda")
+      return fail("--ocean wants on, off, gl, cpu or cuda, got '" + oceanOpt + "'");
     oceanArg = oceanOpt == "off" ? 0 : 1;
-    if (oceanOpt == "cpu" || oceanOpt == "cuda") rs.oceanDevice = oceanOpt;
+    if (oceanOpt == "gl" || oceanOpt == "cpu" || oceanOpt == "cuda") rs.oceanDevice = oceanOpt;
   }
   if (!finite(waterLevel)) return fail("--water-level wants a number");
   if (waterLevel) rs.waterLevel = *waterLevel;

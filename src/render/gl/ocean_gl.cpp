@@ -127,6 +127,7 @@ std::unique_ptr<OceanLayer> OceanLayer::create(const std::string& shaderDir, con
   if (shore.empty()) return nullptr;  // no water at this level
   std::unique_ptr<OceanLayer> o(new OceanLayer());
   try {
+    if (device == "gl") o->fields_ = makeGlOceanFields(shaderDir, params, note);
 #ifdef HF_HAVE_CUDA_OCEAN
     if (device == "cuda") o->fields_ = makeCudaOceanFields(params, note);
 #else

@@ -32,14 +32,16 @@ struct Seabed {
   std::vector<float> metres;
 };
 
-// Where the fields texture comes from (one per OceanLayer, render thread only): the CPU
-// worker (every build: OceanWorker + an upload per new frame) or CUDA (ocean_cuda.cpp: the GPU
-// step of gpu/ocean_step.h on its own stream, writing into the texture through CUDA-GL interop;
-// nothing crosses PCIe per frame). Both give the same fields for the same time (tests).
+// Where the fields texture comes from (one per OceanLayer, render thread only): GL compute
+// shaders in the drawing context (ocean_compute.cpp, the default: the FFT in shared memory, four
+// dispatches a frame, nothing crosses PCIe), the CPU worker (every build: OceanWorker + an upload
+// per new frame) or CUDA (ocean_cuda.cpp: the GPU step of gpu/ocean_step.h on its own stream,
+// writing into the texture through CUDA-GL interop). All give the same fields for the same time
+// up to float rounding (tests).
 class OceanFields {
  public:
   virtual ~OceanFields() = default;
-  virtual const char* name() const = 0;  // "cpu" | "cuda"
+  virtual const char* name() const = 0;  // "gl" | "cpu" | "cuda"
   // Applied from the next update; a new spectrum is made off the render thread and replaces
   // the old one when ready (synchronous updates wait for it).
   virtual void setParams(const OceanParams& params) = 0;
@@ -58,6 +60,10 @@ class OceanFields {
 
 // Throws std::invalid_argument for bad parameters.
 std::unique_ptr<OceanFields> makeCpuOceanFields(const OceanParams& params);
+// Needs a current OpenGL 4.5 context. nullptr and a one-line `note` when the compute shaders
+// (shaderDir's ocean_*.comp) do not build. Throws std::invalid_argument for bad parameters.
+std::unique_ptr<OceanFields> makeGlOceanFields(const std::string& shaderDir, const OceanParams& params,
+                                               std::string& note);
 #ifdef HF_HAVE_CUDA_OCEAN
 // nullptr and a one-line `note` when CUDA cannot serve this context (no device, no interop).
 // Throws std::invalid_argument for bad parameters.
@@ -79,9 +85,9 @@ struct OceanDraw {
 class OceanLayer {
  public:
   // Needs a current context. nullptr with an empty error when there is no water at `level`;
-  // nullptr with an error when the shaders or the parameters are bad. `device` "cuda" computes
-  // the fields with CUDA where this build and machine can (else, with a note, and for "cpu",
-  // on the CPU worker).
+  // nullptr with an error when the shaders or the parameters are bad. `device` "gl" computes
+  // the fields with GL compute shaders, "cuda" with CUDA where this build and machine can; when
+  // that fails (a note says why), and for "cpu", they come from the CPU worker.
   static std::unique_ptr<OceanLayer> create(const std::string& shaderDir, const Seabed& seabed,
                                             const OceanParams& params, double level, const std::string& device,
                                             std::string& error, std::string& note);

@@ -1087,9 +1087,9 @@ bool Renderer::Impl::oceanFor(double level, std::string& error) {
       }
   }
   ocean.reset();
-  const std::string device = !settings.oceanDevice.empty()                 ? settings.oceanDevice
-                             : std::string(strategy.name()) == "cuda" ? "cuda"
-                                                                      : "cpu";
+  // GL compute by default, whatever streams the heights: CUDA work in a frame costs a switch of
+  // GPU contexts (~0.2 ms a frame on the H100), the CPU worker an upload (docs/rendering.md 5).
+  const std::string device = settings.oceanDevice.empty() ? "gl" : settings.oceanDevice;
   std::string note;
   ocean = OceanLayer::create(shaderDirectory, seabed, settings.oceanParams, level, device, error, note);
   if (!note.empty()) notes.push_back("ocean: " + note + "; the fields come from the CPU");

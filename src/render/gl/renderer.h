@@ -100,9 +100,10 @@ struct RenderSettings {
   double waterLevel = 0;
   OceanParams oceanParams;
   bool oceanSynchronous = false;     // each frame waits for the fields of its time (tests)
-  std::string oceanDevice;           // where the fields are computed: "cpu" (FFTW worker) |
-                                     // "cuda" (GPU, falls back to cpu) | "" = cuda with the
-                                     // cuda height strategy, else cpu
+  std::string oceanDevice;           // where the fields are computed: "gl" (compute shaders
+                                     // in the drawing context) | "cpu" (FFTW worker) | "cuda"
+                                     // (CUDA-GL interop); gl and cuda fall back to cpu with a
+                                     // note; "" = gl
   std::string shaderDir;             // empty: $HF_SHADER_DIR, else hfrt::runtimeDir("shaders")
   // Tests: an atlas allocation of more bytes than this fails as if the GPU were out of memory
   // (GL_OUT_OF_MEMORY), to exercise the shrinking in create() on any driver. 0 = no limit.
@@ -243,7 +244,7 @@ class Renderer {
   // error when they cannot be used (the previous ocean, if any, stays).
   bool updateOcean(std::string& error);
   bool hasOcean() const;  // water is being drawn
-  std::string oceanDevice() const;  // where its fields are computed: "cpu" | "cuda" ("" = no ocean)
+  std::string oceanDevice() const;  // where its fields are computed: "gl" | "cpu" | "cuda" ("" = no ocean)
 
  private:
   struct Impl;

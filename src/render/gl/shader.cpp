@@ -95,10 +95,20 @@ bool preprocessShader(const std::string& dir, const std::string& file, std::stri
 namespace {
 
 unsigned compileStage(GLenum stage, const std::string& dir, const std::string& file,
-                      std::string& error) {
+                      std::string& error, const std::string& defines = "") {
   std::string source;
   std::vector<std::string> files;
   if (!preprocessShader(dir, file, source, files, error)) return 0;
+  if (!defines.empty()) {
+    // After the #version line; the #line directive that follows it keeps the numbering.
+    const size_t version = source.find("#version");
+    const size_t eol = version == std::string::npos ? std::string::npos : source.find('\n', version);
+    if (eol == std::string::npos) {
+      error = "shader " + dir + "/" + file + " has no #version line";
+      return 0;
+    }
+    source.insert(eol + 1, defines);
+  }
   const GLuint s = glCreateShader(stage);
   const char* src = source.c_str();
   glShaderSource(s, 1, &src, nullptr);
@@ -150,8 +160,9 @@ unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
   return linkProgram({vs, fs}, "shaders " + dir + "/" + vertexFile + " + " + fragmentFile + " do not link", error);
 }
 
-unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error) {
-  const GLuint cs = compileStage(GL_COMPUTE_SHADER, dir, file, error);
+unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error,
+                               const std::string& defines) {
+  const GLuint cs = compileStage(GL_COMPUTE_SHADER, dir, file, error, defines);
   if (!cs) return 0;
   return linkProgram({cs}, "shader " + dir + "/" + file + " does not link", error);
 }

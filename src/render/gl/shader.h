@@ -18,8 +18,10 @@ bool preprocessShader(const std::string& dir, const std::string& file, std::stri
 unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
                         const std::string& fragmentFile, std::string& error);
 
-// The same for a compute program (one stage).
-unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error);
+// The same for a compute program (one stage). `defines` (lines such as "#define N 128u\n") go
+// right after the #version line: compile-time sizes of shared arrays and work groups.
+unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error,
+                               const std::string& defines = "");
 
 // Where the shaders are: `explicitDir` when set, else $HF_SHADER_DIR, else the first shaders/
 // folder src/runtime finds (beside the executable, an install prefix, the source tree). Empty

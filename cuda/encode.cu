@@ -623,7 +623,6 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
   // same integer, with one multiply-add per point instead of __int128 arithmetic.
   const int64_t n4 = n2 * n2;
   const int128 s2 = int128(den1) * den1;
-  const int m = n - 1;
   int64_t gw[3] = {0, 0, 0};
   for (int t = 1; t < n; ++t) {
     int64_t wt[3];
@@ -635,17 +634,24 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
   uint32_t maxCentre = 0;
   const int nseg = g.segX * g.segY;
   const int batch = max(1, min(32, (nseg + kWarps - 1) / kWarps));
+  // The sum runs over all n x n samples of the segment from its corner (i = q mod n, j = q div n
+  // by shifts: n is a power of two): the terms with i = 0 or j = 0 have w11 = 0, so F is the same
+  // integer as over the interior alone, without a division by n - 1 per sample.
+  const int nn = n * n, mask = n - 1;
   for (int s0 = warp * batch; s0 < nseg; s0 += kWarps * batch) {
     const int cnt = min(batch, nseg - s0);
     uint64_t mineF = 0;
+    int tx = s0 % g.segX, ty = s0 / g.segX;  // segment s0 + t, stepped along the rows
     for (int t = 0; t < cnt; ++t) {
-      const int s = s0 + t;
-      const int sx = s % g.segX, sy = s / g.segX;
+      if (t > 0 && ++tx == g.segX) {
+        tx = 0;
+        ++ty;
+      }
       uint64_t f = 0;
-      for (int q = lane; q < m * m; q += 32) {
-        const int i = q % m + 1, j = q / m + 1;
+      for (int q = lane; q < nn; q += 32) {
+        const int i = q & mask, j = q >> g.segLog;
         const uint32_t w11 = uint32_t(2 * i * (n - i)) * uint32_t(2 * j * (n - j));  // <= 2^18
-        f += uint64_t(w11) * uint64_t(fitSample(sx * n + i, sy * n + j));
+        f += uint64_t(w11) * uint64_t(fitSample(tx * n + i, ty * n + j));
       }
       if (g.segLog <= 3) {
         f = __reduce_add_sync(0xffffffffu, uint32_t(f));  // F < 49 * 2^26 < 2^32

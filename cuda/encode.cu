@@ -87,21 +87,6 @@ __device__ __forceinline__ Geo makeGeo(const PatchDesc& p, int segLog) {
   return g;
 }
 
-// layout.h's evalSegment in 32-bit arithmetic, identical while n^4 * |P| < 2^31: the weights are
-// non-negative and sum to n^4, |P| <= 2^17 (kMinControl..kMaxControl), so segLog <= 3 gives
-// |S| <= 2^29 and every partial sum fits int32.
-__device__ __forceinline__ int32_t evalSegment32(const SegmentControls& c, int i, int j, int segLog) {
-  const int n = 1 << segLog;
-  const int32_t wx0 = (n - i) * (n - i), wx1 = 2 * i * (n - i), wx2 = i * i;
-  const int32_t wy0 = (n - j) * (n - j), wy1 = 2 * j * (n - j), wy2 = j * j;
-  const int32_t s = wy0 * (wx0 * c.p[0][0] + wx1 * c.p[0][1] + wx2 * c.p[0][2]) +
-                    wy1 * (wx0 * c.p[1][0] + wx1 * c.p[1][1] + wx2 * c.p[1][2]) +
-                    wy2 * (wx0 * c.p[2][0] + wx1 * c.p[2][1] + wx2 * c.p[2][2]);
-  const int shift = 4 * segLog;
-  const int32_t v = (s + (int32_t(1) << (shift - 1))) >> shift;  // arithmetic shift = floor
-  return v < 0 ? 0 : (v > 65535 ? 65535 : v);
-}
-
 // Walks the points k = first, first + step, ... of a row-major w-wide patch without divisions.
 struct PointWalk {
   int x, y, dx, dy, w;
@@ -149,13 +134,53 @@ struct Ctrl {
     c.p[1][2] = vedges[sy * cw + sx + 1];
     c.p[1][1] = withCentre ? centres[sy * segX + sx] : 0;
   }
-  // The decoder's exact layer-1 prediction at (x, y).
-  __device__ int32_t predict(const Geo& g, int x, int y) const {
-    const int i = min(x >> g.segLog, segX - 1), j = min(y >> g.segLog, segY - 1);
-    SegmentControls c;
-    controls(i, j, c, true);
-    if (g.segLog <= 3) return evalSegment32(c, x - i * g.n, y - j * g.n, g.segLog);
-    return evalSegment(c, x - i * g.n, y - j * g.n, g.segLog);
+};
+
+// The decoder's exact layer-1 prediction (layout.h's evalSegment), down a column: the x weights of
+// the point's column applied to its segment's three control rows once (R_r = wx0 P[r][0] +
+// wx1 P[r][1] + wx2 P[r][2]), then each point of the column in that segment needs only its y
+// weights: evalSegment's integer expression, hoisted, so the same values. In 32-bit arithmetic
+// for segLog <= 3, identical while n^4 * |P| < 2^31: the weights are non-negative and sum to
+// n^4, |P| <= 2^17 (kMinControl..kMaxControl), so |S| <= 2^29 and every partial sum fits int32. The residual loops keep one per lane: with full
+// 16-wide areas a lane's column is fixed and the rows come in order, so R is made once per
+// segment row instead of per point.
+struct ColumnPredictor {
+  int keyX = -1, keyJ = -1;  // the column and segment row R was made for
+  int64_t r[3] = {0, 0, 0};
+
+  __device__ __forceinline__ int32_t predict(const Ctrl& ctrl, const Geo& g, int x, int y) {
+    const int n = g.n;
+    const int j = min(y >> g.segLog, ctrl.segY - 1);
+    if (x != keyX || j != keyJ) {
+      const int i = min(x >> g.segLog, ctrl.segX - 1);
+      SegmentControls c;
+      ctrl.controls(i, j, c, true);
+      const int xi = x - i * n;
+      if (g.segLog <= 3) {
+        const int32_t wx0 = (n - xi) * (n - xi), wx1 = 2 * xi * (n - xi), wx2 = xi * xi;
+        for (int k = 0; k < 3; ++k) r[k] = wx0 * c.p[k][0] + wx1 * c.p[k][1] + wx2 * c.p[k][2];
+      } else {
+        int64_t wx[3];
+        bezierWeights(xi, n, wx);
+        for (int k = 0; k < 3; ++k) r[k] = wx[0] * c.p[k][0] + wx[1] * c.p[k][1] + wx[2] * c.p[k][2];
+      }
+      keyX = x;
+      keyJ = j;
+    }
+    const int yj = y - j * n;
+    const int shift = 4 * g.segLog;
+    if (g.segLog <= 3) {
+      const int32_t wy0 = (n - yj) * (n - yj), wy1 = 2 * yj * (n - yj), wy2 = yj * yj;
+      const int32_t s = wy0 * int32_t(r[0]) + wy1 * int32_t(r[1]) + wy2 * int32_t(r[2]);
+      const int32_t v = (s + (int32_t(1) << (shift - 1))) >> shift;
+      return v < 0 ? 0 : (v > 65535 ? 65535 : v);
+    }
+    int64_t wy[3];
+    bezierWeights(yj, n, wy);
+    int64_t s = 0;
+    for (int k = 0; k < 3; ++k) s += wy[k] * r[k];
+    const int64_t v = (s + (int64_t(1) << (shift - 1))) >> shift;
+    return int32_t(v < 0 ? 0 : (v > 65535 ? 65535 : v));
   }
 };
 
@@ -701,6 +726,7 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
 
   // Residual statistics, one warp per 16 x 16 area (with a fixed b only its prominent count).
   const bool autoBits = prm.bits < 0;
+  ColumnPredictor column;
   for (uint32_t k = uint32_t(warp); k < g.areas; k += kWarps) {
     const int ax = int(k % uint32_t(g.areasX)), ay = int(k / uint32_t(g.areasX));
     const int x0 = ax * kAreaSide, y0 = ay * kAreaSide;
@@ -719,7 +745,7 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
         const int x = x0 + lx, y = y0 + ly;
         const uint32_t u = readU(p, x, y);
         const bool isMasked = masked && u == mv;
-        const int32_t r = isMasked ? 0 : int32_t(u) - ctrl.predict(g, x, y);
+        const int32_t r = isMasked ? 0 : int32_t(u) - column.predict(ctrl, g, x, y);
         rmin = min(rmin, r);
         rmax = max(rmax, r);
         maskedCount += isMasked;
@@ -1070,6 +1096,7 @@ __global__ void __launch_bounds__(kThreads, 3) writeKernel(Workspace ws, Params 
     __syncthreads();
 
     const uint32_t chunk = min(uint32_t(kThreads), g.areas - first);
+    ColumnPredictor column;
     for (uint32_t c = uint32_t(warp); c < chunk; c += kWarps) {
       const uint32_t kk = first + c;
       const AreaStat a = areas[kk];
@@ -1095,7 +1122,7 @@ __global__ void __launch_bounds__(kThreads, 3) writeKernel(Workspace ws, Params 
           const int x = x0 + lx, y = y0 + ly;
           const uint32_t u = readU(p, x, y);
           isMasked = masked && u == mv;
-          const int32_t r = isMasked ? 0 : int32_t(u) - ctrl.predict(g, x, y);
+          const int32_t r = isMasked ? 0 : int32_t(u) - column.predict(ctrl, g, x, y);
           const int32_t q = r + half;
           low = uint32_t(q) & lowMask(b);
           high = q >> b;

@@ -726,6 +726,8 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
 
   // Residual statistics, one warp per 16 x 16 area (with a fixed b only its prominent count).
   const bool autoBits = prm.bits < 0;
+  const int32_t fixedHalf = autoBits ? 0 : halfStep(prm.bits);
+  const uint32_t fixedRange = autoBits ? 0u : (1u << prm.bits);
   ColumnPredictor column;
   for (uint32_t k = uint32_t(warp); k < g.areas; k += kWarps) {
     const int ax = int(k % uint32_t(g.areasX)), ay = int(k / uint32_t(g.areasX));
@@ -738,7 +740,7 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
     uint32_t maskedCount = 0, promFixed = 0;
     for (int first = 0; first < pts; first += 32) {
       const int li = first + lane;
-      int mb = 0;
+      bool above = false;  // fixed b: prominent (minBits(r) > b, i.e. r + half outside 0 .. 2^b - 1)
       if (li < pts) {
         int lx, ly;
         areaCoords(li, aw, lx, ly);
@@ -749,11 +751,14 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
         rmin = min(rmin, r);
         rmax = max(rmax, r);
         maskedCount += isMasked;
-        mb = minBits(r);
-        if (autoBits) atomicAdd(&sHist[warp][mb], 1u);
+        if (autoBits) {
+          atomicAdd(&sHist[warp][minBits(r)], 1u);
+        } else {
+          above = uint32_t(r + fixedHalf) >= fixedRange;
+        }
       }
       // Fixed b: only prominentAt[b] is read (uniform choice, write pass).
-      if (!autoBits) promFixed += uint32_t(__popc(__ballot_sync(0xffffffffu, mb > prm.bits)));
+      if (!autoBits) promFixed += uint32_t(__popc(__ballot_sync(0xffffffffu, above)));
     }
     rmin = __reduce_min_sync(0xffffffffu, rmin);
     rmax = __reduce_max_sync(0xffffffffu, rmax);

@@ -141,9 +141,9 @@ struct Ctrl {
 // wx1 P[r][1] + wx2 P[r][2]), then each point of the column in that segment needs only its y
 // weights: evalSegment's integer expression, hoisted, so the same values. In 32-bit arithmetic
 // for segLog <= 3, identical while n^4 * |P| < 2^31: the weights are non-negative and sum to
-// n^4, |P| <= 2^17 (kMinControl..kMaxControl), so |S| <= 2^29 and every partial sum fits int32. The residual loops keep one per lane: with full
-// 16-wide areas a lane's column is fixed and the rows come in order, so R is made once per
-// segment row instead of per point.
+// n^4, |P| <= 2^17 (kMinControl..kMaxControl), so |S| <= 2^29 and every partial sum fits int32. The
+// residual loops keep one per lane: with full 16-wide areas a lane's column is fixed and the rows
+// come in order, so R is made once per segment row instead of per point.
 struct ColumnPredictor {
   int keyX = -1, keyJ = -1;  // the column and segment row R was made for
   int64_t r[3] = {0, 0, 0};
@@ -162,7 +162,8 @@ struct ColumnPredictor {
       } else {
         int64_t wx[3];
         bezierWeights(xi, n, wx);
-        for (int k = 0; k < 3; ++k) r[k] = wx[0] * c.p[k][0] + wx[1] * c.p[k][1] + wx[2] * c.p[k][2];
+        for (int k = 0; k < 3; ++k)
+          r[k] = wx[0] * c.p[k][0] + wx[1] * c.p[k][1] + wx[2] * c.p[k][2];
       }
       keyX = x;
       keyJ = j;
@@ -740,7 +741,8 @@ __global__ void __launch_bounds__(kThreads, 3) analyseKernel(Workspace ws, Param
     uint32_t maskedCount = 0, promFixed = 0;
     for (int first = 0; first < pts; first += 32) {
       const int li = first + lane;
-      bool above = false;  // fixed b: prominent (minBits(r) > b, i.e. r + half outside 0 .. 2^b - 1)
+      // Fixed b: prominent (minBits(r) > b, i.e. r + half outside 0 .. 2^b - 1).
+      bool above = false;
       if (li < pts) {
         int lx, ly;
         areaCoords(li, aw, lx, ly);

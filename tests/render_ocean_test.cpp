@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include "gl_leak_check.h"
 #include "archive/archive.h"
+#include "gl_leak_check.h"
 #include "render/gl/ocean_gl.h"
 #include "render/gl/renderer.h"
 #include "render/gl/shader.h"
@@ -37,7 +37,8 @@ Gl& gl() {
   static Gl g;
   static const bool done = [] {
     std::string error;
-    if (!g.archive.open(hf_test::samplePath(false), error)) g.skip = "sample archive: " + error;
+    if (!g.archive.open(hf_test::samplePath(false), error))
+      g.skip = "sample archive: " + error;
     else if (!(g.context = hfr::createHeadlessContext(error))) g.skip = "no headless GL: " + error;
     return true;
   }();
@@ -182,11 +183,13 @@ double relativeRms(const std::vector<float>& want, const std::vector<float>& got
 // Level `level` of an RGBA32F texture, as four planes.
 std::array<std::vector<float>, 4> readLevel(unsigned texture, int level, int side) {
   std::vector<float> rgba(size_t(side) * size_t(side) * 4);
-  glGetTextureImage(texture, level, GL_RGBA, GL_FLOAT, GLsizei(rgba.size() * sizeof(float)), rgba.data());
+  glGetTextureImage(texture, level, GL_RGBA, GL_FLOAT, GLsizei(rgba.size() * sizeof(float)),
+                    rgba.data());
   std::array<std::vector<float>, 4> planes;
   for (int c = 0; c < 4; ++c) {
     planes[size_t(c)].resize(rgba.size() / 4);
-    for (size_t i = 0; i < planes[size_t(c)].size(); ++i) planes[size_t(c)][i] = rgba[4 * i + size_t(c)];
+    for (size_t i = 0; i < planes[size_t(c)].size(); ++i)
+      planes[size_t(c)][i] = rgba[4 * i + size_t(c)];
   }
   return planes;
 }
@@ -199,7 +202,9 @@ std::vector<float> halve(const std::vector<float>& v, int side) {
     for (int x = 0; x < h; ++x) {
       auto at = [&](int px, int py) { return double(v[size_t(py) * size_t(side) + size_t(px)]); };
       out[size_t(y) * size_t(h) + size_t(x)] =
-          float((at(2 * x, 2 * y) + at(2 * x + 1, 2 * y) + at(2 * x, 2 * y + 1) + at(2 * x + 1, 2 * y + 1)) / 4);
+          float((at(2 * x, 2 * y) + at(2 * x + 1, 2 * y) + at(2 * x, 2 * y + 1) +
+                 at(2 * x + 1, 2 * y + 1)) /
+                4);
     }
   return out;
 }
@@ -245,7 +250,8 @@ TEST(OceanFieldsGl, EqualTheCpuFieldsAndTheirMipChain) {
           for (float v : (c < 2 ? want.slopeX : want.dispX)) scale += double(v) * double(v);
           scale = std::sqrt(scale / double(want.slopeX.size()));
           double err = 0;
-          for (size_t i = 0; i < got[c].size(); ++i) err += std::pow(double(got[c][i]) - double(expect[c][i]), 2);
+          for (size_t i = 0; i < got[c].size(); ++i)
+            err += std::pow(double(got[c][i]) - double(expect[c][i]), 2);
           err = std::sqrt(err / double(got[c].size()));
           EXPECT_LT(err, 2e-5 * scale) << "channel " << c;
           if (level == 0) {

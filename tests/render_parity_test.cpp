@@ -538,8 +538,8 @@ void expectOceanEqualsCpuOcean(const std::string& device) {
     differ += d != 0;
     worst = std::max(worst, d);
   }
-  std::printf("[ ocean    ] %s vs cpu: %zu of %zu bytes differ, by %d at most\n", device.c_str(), differ,
-              cpu.px.size(), worst);
+  std::printf("[ ocean    ] %s vs cpu: %zu of %zu bytes differ, by %d at most\n", device.c_str(),
+              differ, cpu.px.size(), worst);
   EXPECT_LE(worst, 3);
   EXPECT_LT(double(differ), 0.005 * double(cpu.px.size()));
   const OceanShot later = oceanShot(device, 4.5);

@@ -228,7 +228,8 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < 3; ++k) rs.background[k] = float(c[k]);
   }
   if (app.count("--ocean")) {
-    if (oceanOpt != "on" && oceanOpt != "off" && oceanOpt != "gl" && oceanOpt != "cpu" && oceanOpt != "cuda")
+    if (oceanOpt != "on" && oceanOpt != "off" && oceanOpt != "gl" && oceanOpt != "cpu" &&
+        oceanOpt != "cuda")
       return fail("--ocean wants on, off, gl, cpu or cuda, got '" + oceanOpt + "'");
     oceanArg = oceanOpt == "off" ? 0 : 1;
     if (oceanOpt == "gl" || oceanOpt == "cpu" || oceanOpt == "cuda") rs.oceanDevice = oceanOpt;

@@ -33,7 +33,8 @@ int log2Exact(int n) {
 
 class GlOceanFields final : public OceanFields {
  public:
-  GlOceanFields(const std::string& shaderDir, const OceanParams& params, const OceanSpectrum& spectrum)
+  GlOceanFields(const std::string& shaderDir, const OceanParams& params,
+                const OceanSpectrum& spectrum)
       : shaderDir_(shaderDir), wanted_(params), built_(params) {
     glCreateBuffers(4, buffers_);
     try {
@@ -87,7 +88,8 @@ class GlOceanFields final : public OceanFields {
     glMemoryBarrier(GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
     glUseProgram(mips_);
     glBindImageTexture(0, texture_, 0, GL_FALSE, 0, GL_READ_ONLY, GL_RGBA32F);
-    for (int l = 1; l <= 4; ++l) glBindImageTexture(GLuint(l), texture_, l, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
+    for (int l = 1; l <= 4; ++l)
+      glBindImageTexture(GLuint(l), texture_, l, GL_FALSE, 0, GL_WRITE_ONLY, GL_RGBA32F);
     glDispatchCompute(GLuint(size_ / 16), GLuint(size_ / 16), 1);
     if (tail_) {
       glMemoryBarrier(GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
@@ -110,7 +112,8 @@ class GlOceanFields final : public OceanFields {
       pending_ = std::async(std::launch::async, [p = wanted_] { return makeOceanSpectrum(p); });
     }
     if (!pending_.valid()) return;
-    if (!synchronous && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    if (!synchronous && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      return;
     try {
       const OceanSpectrum s = pending_.get();
       install(s, pendingParams_);
@@ -133,8 +136,10 @@ class GlOceanFields final : public OceanFields {
         twiddles[size_t(2 * k)] = float(std::cos(a));
         twiddles[size_t(2 * k + 1)] = float(std::sin(a));
       }
-      glNamedBufferData(buffers_[kTwiddles], GLsizeiptr(twiddles.size() * sizeof(float)), twiddles.data(), GL_STATIC_DRAW);
-      glNamedBufferData(buffers_[kPacked], GLsizeiptr(size_t(3) * size_t(n) * size_t(n) * 2 * sizeof(float)), nullptr,
+      glNamedBufferData(buffers_[kTwiddles], GLsizeiptr(twiddles.size() * sizeof(float)),
+                        twiddles.data(), GL_STATIC_DRAW);
+      glNamedBufferData(buffers_[kPacked],
+                        GLsizeiptr(size_t(3) * size_t(n) * size_t(n) * 2 * sizeof(float)), nullptr,
                         GL_DYNAMIC_COPY);
     }
     const size_t count = size_t(n) * size_t(n);
@@ -145,8 +150,10 @@ class GlOceanFields final : public OceanFields {
       waves[4 * i + 2] = s.ky[i];
       waves[4 * i + 3] = 0;
     }
-    glNamedBufferData(buffers_[kAmplitudes], GLsizeiptr(count * sizeof(s.h0[0])), s.h0.data(), GL_STATIC_DRAW);
-    glNamedBufferData(buffers_[kWaves], GLsizeiptr(waves.size() * sizeof(float)), waves.data(), GL_STATIC_DRAW);
+    glNamedBufferData(buffers_[kAmplitudes], GLsizeiptr(count * sizeof(s.h0[0])), s.h0.data(),
+                      GL_STATIC_DRAW);
+    glNamedBufferData(buffers_[kWaves], GLsizeiptr(waves.size() * sizeof(float)), waves.data(),
+                      GL_STATIC_DRAW);
     glProgramUniform1f(rows_, uChoppiness_, float(p.choppiness));
     patch_ = p.patchMetres;
   }
@@ -155,12 +162,14 @@ class GlOceanFields final : public OceanFields {
   void buildPrograms(int n) {
     const int lg = log2Exact(n);
     const int threads = std::min(n / 2, 256);
-    const std::string defines = "#define N " + std::to_string(n) + "u\n#define LOG2N " + std::to_string(lg) +
-                                "u\n#define FFT_THREADS " + std::to_string(threads) + "u\n#define TAIL_LEVELS " +
+    const std::string defines = "#define N " + std::to_string(n) + "u\n#define LOG2N " +
+                                std::to_string(lg) + "u\n#define FFT_THREADS " +
+                                std::to_string(threads) + "u\n#define TAIL_LEVELS " +
                                 std::to_string(std::max(lg - 4, 1)) + "\n";
     std::string error;
     unsigned programs[4] = {};
-    const char* files[4] = {"ocean_rows.comp", "ocean_columns.comp", "ocean_mips.comp", "ocean_mip_tail.comp"};
+    const char* files[4] = {"ocean_rows.comp", "ocean_columns.comp", "ocean_mips.comp",
+                            "ocean_mip_tail.comp"};
     const int count = n >= 32 ? 4 : 3;  // N = 16: level 4 is the last, made by ocean_mips.comp
     for (int i = 0; i < count; ++i) {
       programs[i] = compileComputeProgram(shaderDir_, files[i], error, defines);
@@ -209,10 +218,11 @@ class GlOceanFields final : public OceanFields {
 
 }  // namespace
 
-std::unique_ptr<OceanFields> makeGlOceanFields(const std::string& shaderDir, const OceanParams& params,
-                                               std::string& note) {
+std::unique_ptr<OceanFields> makeGlOceanFields(const std::string& shaderDir,
+                                               const OceanParams& params, std::string& note) {
   note.clear();
-  const OceanSpectrum spectrum = makeOceanSpectrum(params);  // bad parameters throw invalid_argument
+  const OceanSpectrum spectrum =
+      makeOceanSpectrum(params);  // bad parameters throw invalid_argument
   try {
     return std::make_unique<GlOceanFields>(shaderDir, params, spectrum);
   } catch (const std::runtime_error& e) {

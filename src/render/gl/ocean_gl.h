@@ -62,8 +62,8 @@ class OceanFields {
 std::unique_ptr<OceanFields> makeCpuOceanFields(const OceanParams& params);
 // Needs a current OpenGL 4.5 context. nullptr and a one-line `note` when the compute shaders
 // (shaderDir's ocean_*.comp) do not build. Throws std::invalid_argument for bad parameters.
-std::unique_ptr<OceanFields> makeGlOceanFields(const std::string& shaderDir, const OceanParams& params,
-                                               std::string& note);
+std::unique_ptr<OceanFields> makeGlOceanFields(const std::string& shaderDir,
+                                               const OceanParams& params, std::string& note);
 #ifdef HF_HAVE_CUDA_OCEAN
 // nullptr and a one-line `note` when CUDA cannot serve this context (no device, no interop).
 // Throws std::invalid_argument for bad parameters.

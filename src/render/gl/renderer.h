@@ -244,7 +244,8 @@ class Renderer {
   // error when they cannot be used (the previous ocean, if any, stays).
   bool updateOcean(std::string& error);
   bool hasOcean() const;  // water is being drawn
-  std::string oceanDevice() const;  // where its fields are computed: "gl" | "cpu" | "cuda" ("" = no ocean)
+  std::string oceanDevice()
+      const;  // where its fields are computed: "gl" | "cpu" | "cuda" ("" = no ocean)
 
  private:
   struct Impl;

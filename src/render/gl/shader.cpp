@@ -102,7 +102,8 @@ unsigned compileStage(GLenum stage, const std::string& dir, const std::string& f
   if (!defines.empty()) {
     // After the #version line; the #line directive that follows it keeps the numbering.
     const size_t version = source.find("#version");
-    const size_t eol = version == std::string::npos ? std::string::npos : source.find('\n', version);
+    const size_t eol =
+        version == std::string::npos ? std::string::npos : source.find('\n', version);
     if (eol == std::string::npos) {
       error = "shader " + dir + "/" + file + " has no #version line";
       return 0;

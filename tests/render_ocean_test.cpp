@@ -261,6 +261,17 @@ TEST(OceanFieldsGl, EqualTheCpuFieldsAndTheirMipChain) {
       }
     }
   }
+  // A bad parameter set is refused with a reason and the old spectrum animates on; a good one
+  // clears the reason.
+  hfr::OceanParams bad = p;
+  bad.windSpeed = 100;
+  fields->setParams(bad);
+  ASSERT_TRUE(fields->update(1.0, true));
+  EXPECT_NE(fields->error().find("wind speed"), std::string::npos) << fields->error();
+  p.windSpeed = 8;
+  fields->setParams(p);
+  ASSERT_TRUE(fields->update(1.0, true));
+  EXPECT_EQ(fields->error(), "");
   EXPECT_EQ(glGetError(), GLenum(GL_NO_ERROR));
 }
 

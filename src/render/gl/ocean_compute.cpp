@@ -11,9 +11,7 @@
 #include <glad/gl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <future>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,7 +33,7 @@ class GlOceanFields final : public OceanFields {
  public:
   GlOceanFields(const std::string& shaderDir, const OceanParams& params,
                 const OceanSpectrum& spectrum)
-      : shaderDir_(shaderDir), wanted_(params), built_(params) {
+      : shaderDir_(shaderDir), updates_(params) {
     glCreateBuffers(4, buffers_);
     try {
       install(spectrum, params);  // throws std::runtime_error when the shaders do not build
@@ -45,19 +43,18 @@ class GlOceanFields final : public OceanFields {
     }
   }
   ~GlOceanFields() override {
-    if (pending_.valid()) pending_.wait();
     release();
   }
   const char* name() const override { return "gl"; }
-  void setParams(const OceanParams& params) override { wanted_ = params; }
-  std::string error() const override { return error_; }
+  void setParams(const OceanParams& params) override { updates_.want(params); }
+  std::string error() const override { return updates_.error(); }
   unsigned texture() const override { return texture_; }
   double patchMetres() const override { return patch_; }
 
   // GL orders the dispatches before the draw that samples the texture (the barrier in step()),
   // so every update shows exactly `seconds`, synchronous or not.
   bool update(double seconds, bool synchronous) override {
-    adoptSpectrum(synchronous);
+    updates_.adopt(synchronous, [this](const OceanSpectrum& s, const OceanParams& p) { install(s, p); });
     if (!(prepared_ && preparedSeconds_ == seconds)) step(seconds);
     prepared_ = false;
     return true;
@@ -65,7 +62,7 @@ class GlOceanFields final : public OceanFields {
 
   // Early in the frame, before the terrain's draw calls: the step does not wait behind them.
   void prepare(double seconds) override {
-    adoptSpectrum(false);
+    updates_.adopt(false, [this](const OceanSpectrum& s, const OceanParams& p) { install(s, p); });
     step(seconds);
     prepared_ = true;
     preparedSeconds_ = seconds;
@@ -101,26 +98,6 @@ class GlOceanFields final : public OceanFields {
     }
     glMemoryBarrier(GL_TEXTURE_FETCH_BARRIER_BIT | GL_SHADER_IMAGE_ACCESS_BARRIER_BIT);
     glUseProgram(0);
-  }
-
-  // A new spectrum for changed parameters: made off the render thread, installed when ready (or
-  // at once when the update is synchronous). A bad set keeps the old spectrum and says why.
-  void adoptSpectrum(bool synchronous) {
-    if (!pending_.valid() && !sameOceanParams(wanted_, built_)) {
-      pendingParams_ = wanted_;
-      built_ = wanted_;  // a bad set is not retried until the parameters change again
-      pending_ = std::async(std::launch::async, [p = wanted_] { return makeOceanSpectrum(p); });
-    }
-    if (!pending_.valid()) return;
-    if (!synchronous && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-      return;
-    try {
-      const OceanSpectrum s = pending_.get();
-      install(s, pendingParams_);
-      error_.clear();
-    } catch (const std::invalid_argument& e) {
-      error_ = e.what();
-    }
   }
 
   void install(const OceanSpectrum& s, const OceanParams& p) {
@@ -203,9 +180,7 @@ class GlOceanFields final : public OceanFields {
   }
 
   std::string shaderDir_;
-  OceanParams wanted_, built_, pendingParams_;
-  std::future<OceanSpectrum> pending_;
-  std::string error_;
+  SpectrumUpdates updates_;
   unsigned buffers_[4] = {};
   unsigned rows_ = 0, columns_ = 0, mips_ = 0, tail_ = 0;
   int uSeconds_ = -1, uChoppiness_ = -1;

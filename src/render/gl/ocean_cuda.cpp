@@ -9,8 +9,6 @@
 // After glad (which defines __gl_h_): cuda_gl_interop.h then does not pull in GL/gl.h.
 #include <cuda_gl_interop.h>
 
-#include <chrono>
-#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -30,17 +28,16 @@ hfgpu::OceanSpectrumHost view(const OceanSpectrum& s) {
 
 class CudaOceanFields final : public OceanFields {
  public:
-  CudaOceanFields(const OceanParams& params, const OceanSpectrum& spectrum) : wanted_(params), built_(params) {
+  CudaOceanFields(const OceanParams& params, const OceanSpectrum& spectrum) : updates_(params) {
     install(spectrum, params);  // CUDA errors throw std::runtime_error (the factory says why)
   }
   ~CudaOceanFields() override {
-    if (pending_.valid()) pending_.wait();
     CUDA_LOG(cudaStreamSynchronize(stream_.get()));
     for (Slot& slot : slots_) release(slot);
   }
   const char* name() const override { return "cuda"; }
-  void setParams(const OceanParams& params) override { wanted_ = params; }
-  std::string error() const override { return error_; }
+  void setParams(const OceanParams& params) override { updates_.want(params); }
+  std::string error() const override { return updates_.error(); }
   unsigned texture() const override { return slots_[front_].texture; }
   double patchMetres() const override { return patch_; }
 
@@ -51,7 +48,7 @@ class CudaOceanFields final : public OceanFields {
   // frame becomes the front one (a frame late, like the CPU worker's) and the other one is
   // written for `seconds` while GL draws. CUDA never writes a texture GL has yet to sample.
   bool update(double seconds, bool synchronous) override {
-    adoptSpectrum(synchronous);
+    updates_.adopt(synchronous, [this](const OceanSpectrum& s, const OceanParams& p) { install(s, p); });
     if (synchronous || !slots_[front_].written) {
       write(slots_[front_], seconds);
       slots_[1 - front_].written = false;
@@ -70,7 +67,7 @@ class CudaOceanFields final : public OceanFields {
   // without update(): the back slot is simply written again.
   void prepare(double seconds) override {
     prepared_ = false;
-    adoptSpectrum(false);
+    updates_.adopt(false, [this](const OceanSpectrum& s, const OceanParams& p) { install(s, p); });
     if (!slots_[front_].written) return;  // the first update() writes synchronously
     write(slots_[1 - front_], seconds);
     prepared_ = true;
@@ -130,25 +127,6 @@ class CudaOceanFields final : public OceanFields {
     slot = Slot{};
   }
 
-  // A new spectrum for changed parameters: made off the render thread, installed when ready (or
-  // at once when the update is synchronous).
-  void adoptSpectrum(bool synchronous) {
-    if (!pending_.valid() && !sameOceanParams(wanted_, built_)) {
-      pendingParams_ = wanted_;
-      built_ = wanted_;  // a bad set is not retried until the parameters change again
-      pending_ = std::async(std::launch::async, [p = wanted_] { return makeOceanSpectrum(p); });
-    }
-    if (!pending_.valid()) return;
-    if (!synchronous && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
-    try {
-      const OceanSpectrum s = pending_.get();
-      install(s, pendingParams_);
-      error_.clear();
-    } catch (const std::invalid_argument& e) {
-      error_ = e.what();  // the previous spectrum stays
-    }
-  }
-
   void install(const OceanSpectrum& s, const OceanParams& p) {
     if (step_) CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // the old step's work is done
     step_ = std::make_unique<hfgpu::OceanStep>(view(s), float(p.choppiness));
@@ -172,9 +150,7 @@ class CudaOceanFields final : public OceanFields {
     front_ = 0;
   }
 
-  OceanParams wanted_, built_, pendingParams_;
-  std::future<OceanSpectrum> pending_;
-  std::string error_;
+  SpectrumUpdates updates_;
   hfgpu::Stream stream_;  // the layer's own stream
   std::unique_ptr<hfgpu::OceanStep> step_;
   Slot slots_[2];

@@ -15,6 +15,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <future>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -56,6 +58,45 @@ class OceanFields {
   virtual void prepare(double /*seconds*/) {}
   virtual unsigned texture() const = 0;  // RGBA32F (dh/dx, dh/dy, Dx, Dy), mipmapped, repeating
   virtual double patchMetres() const = 0;
+};
+
+// The GPU fields' parameter changes (render thread only): a new spectrum is made on a helper
+// thread (std::async) and installed when ready, while the old one animates on.
+class SpectrumUpdates {
+ public:
+  explicit SpectrumUpdates(const OceanParams& params) : wanted_(params), built_(params) {}
+  ~SpectrumUpdates() {
+    if (pending_.valid()) pending_.wait();
+  }
+  SpectrumUpdates(const SpectrumUpdates&) = delete;
+  SpectrumUpdates& operator=(const SpectrumUpdates&) = delete;
+  void want(const OceanParams& params) { wanted_ = params; }
+  const std::string& error() const { return error_; }  // the last bad parameter set ("" = none)
+  // Calls install(spectrum, params) once the spectrum of the wanted parameters is ready (waiting
+  // for it when `synchronous`). A bad set (std::invalid_argument from the spectrum or from
+  // install) keeps the old spectrum, sets error() and is not retried until the parameters change.
+  template <class Install>
+  void adopt(bool synchronous, Install&& install) {
+    if (!pending_.valid() && !sameOceanParams(wanted_, built_)) {
+      pendingParams_ = wanted_;
+      built_ = wanted_;
+      pending_ = std::async(std::launch::async, [p = wanted_] { return makeOceanSpectrum(p); });
+    }
+    if (!pending_.valid()) return;
+    if (!synchronous && pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+    try {
+      const OceanSpectrum s = pending_.get();
+      install(s, pendingParams_);
+      error_.clear();
+    } catch (const std::invalid_argument& e) {
+      error_ = e.what();
+    }
+  }
+
+ private:
+  OceanParams wanted_, built_, pendingParams_;
+  std::future<OceanSpectrum> pending_;
+  std::string error_;
 };
 
 // Throws std::invalid_argument for bad parameters.

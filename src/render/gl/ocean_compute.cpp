@@ -23,12 +23,6 @@ namespace hfr {
 
 namespace {
 
-int log2Exact(int n) {
-  int l = 0;
-  while ((1 << l) < n) ++l;
-  return l;
-}
-
 class GlOceanFields final : public OceanFields {
  public:
   GlOceanFields(const std::string& shaderDir, const OceanParams& params,
@@ -106,7 +100,7 @@ class GlOceanFields final : public OceanFields {
       buildPrograms(n);  // throws; the old programs stay when the new ones do not build
       makeOceanFieldsTexture(texture_, n);
       size_ = n;
-      levels_ = log2Exact(n) + 1;
+      levels_ = oceanFieldsLevels(n);
       std::vector<float> twiddles(static_cast<size_t>(n));
       for (int k = 0; k < n / 2; ++k) {
         const double a = 2 * 3.14159265358979323846 * k / n;
@@ -137,7 +131,7 @@ class GlOceanFields final : public OceanFields {
 
   // The four programs for size n (compile-time sizes of the shared arrays and work groups).
   void buildPrograms(int n) {
-    const int lg = log2Exact(n);
+    const int lg = oceanFieldsLevels(n) - 1;  // log2(n)
     const int threads = std::min(n / 2, 256);
     const std::string defines = "#define N " + std::to_string(n) + "u\n#define LOG2N " +
                                 std::to_string(lg) + "u\n#define FFT_THREADS " +

@@ -145,8 +145,7 @@ class CudaOceanFields final : public OceanFields {
       }
     }
     size_ = s.size;
-    levels_ = 1;
-    while ((size_ >> levels_) > 0) ++levels_;
+    levels_ = oceanFieldsLevels(size_);
     front_ = 0;
   }
 

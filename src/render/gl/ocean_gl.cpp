@@ -51,11 +51,16 @@ std::vector<float> shoreDistance(const Seabed& s, double level) {
   return d;
 }
 
+int oceanFieldsLevels(int n) {
+  int levels = 1;
+  while ((n >> levels) > 0) ++levels;
+  return levels;
+}
+
 void makeOceanFieldsTexture(unsigned& texture, int n) {
   if (texture) glDeleteTextures(1, &texture);
   glCreateTextures(GL_TEXTURE_2D, 1, &texture);
-  int levels = 1;
-  while ((n >> levels) > 0) ++levels;
+  const int levels = oceanFieldsLevels(n);
   // Mipmapped: far away, many waves fall into a pixel and their slopes average out (without
   // mipmaps the distant sea is noise).
   glTextureStorage2D(texture, levels, GL_RGBA32F, n, n);

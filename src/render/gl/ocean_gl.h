@@ -110,8 +110,10 @@ std::unique_ptr<OceanFields> makeGlOceanFields(const std::string& shaderDir,
 // Throws std::invalid_argument for bad parameters.
 std::unique_ptr<OceanFields> makeCudaOceanFields(const OceanParams& params, std::string& note);
 #endif
-// Allocates (or reallocates) `texture` as an n x n RGBA32F mipmapped repeating texture.
+// Allocates (or reallocates) `texture` as an n x n RGBA32F mipmapped repeating texture with
+// oceanFieldsLevels(n) levels (n a power of two: log2(n) + 1, down to 1 x 1).
 void makeOceanFieldsTexture(unsigned& texture, int n);
+int oceanFieldsLevels(int n);
 
 struct OceanDraw {
   std::array<float, 16> viewProj{};

@@ -3,8 +3,8 @@
 // slopes and choppy displacements of a periodic patch, repeated), a Fresnel mix of a sky
 // gradient and the deep-water colour, the sun's glint, the terrain's fog, and a lighter shallow
 // tint that fades in towards the shore (distance to land, from the DEM's coarse seabed grid).
-// Opaque: the coastline is where the terrain rises through the water plane (depth test), a
-// smooth line; a transparent fringe would show the terrain's flat sea cells underneath.
+// Opaque: the coastline is where the terrain rises through the water plane (terrain.frag flags
+// the pixels below it), a smooth line; a transparent fringe would show the flat sea cells underneath.
 in vec3 vWorld;
 
 uniform vec3 uEye;

@@ -3,9 +3,12 @@
 // the debug views (colour by level / ldr, wireframe).
 #include "common.glsl"
 
-in vec3 vWorld;
+// No discard anywhere (terrain.vert says why and how): the depth test runs before this shader,
+// so hidden fragments are never shaded.
+layout(early_fragment_tests) in;
+
+in float vHeight;  // world z
 in vec2 vLocal;
-in float vValid;  // < 1 inside a triangle with a nodata corner
 flat in uint vDraw;
 
 uniform vec3 uEye;
@@ -14,7 +17,6 @@ uniform int uWire;       // 1: wireframe line pass
 uniform vec3 uFogColor;
 uniform float uFogDistance;  // 0: no fog
 uniform vec3 uLightDir;  // towards the light, normalised
-uniform vec4 uExtent;    // the DEM's world extent: x0, y0, x1, y1 (beyond it: pyramid padding)
 uniform vec2 uWater;     // x = 1 when the ocean is drawn, y = its world height
 
 // Imagery (render/stream/colour.h): the colour atlas (one tile per layer, mips inside) and
@@ -46,10 +48,36 @@ vec2 gradientAt(TileRecord r, ivec2 p) {
   return vec2(gx, gy);
 }
 
+// Samples as signed or unsigned integers (sampleToHeight without its scale and offset, which
+// a difference of heights does not need).
+vec4 sampleValues(uvec4 s) {
+  return uHeight.w > 0.5 ? vec4(bitfieldExtract(ivec4(s), 0, 16)) : vec4(s);
+}
+
 vec3 normalAt(TileRecord r, vec2 local) {
   vec2 f = floor(local);
   vec2 t = local - f;
   ivec2 i = ivec2(f);
+  int n = int(r.atlas.w);
+  if (uNodata.x < 0.5 && all(greaterThanEqual(i, ivec2(1))) && all(lessThanEqual(i, ivec2(n - 2)))) {
+    // Away from the tile's border (and without nodata) the four corner gradients are central
+    // differences over the 12 samples of a 4 x 4 block without its corners: four gathers
+    // instead of sixteen fetches, the same result (texture fetches bound this shader).
+    vec2 inv = 1.0 / vec2(textureSize(uAtlas, 0).xy);
+    vec2 c = (r.atlas.xy + vec2(i)) * inv;
+    float layer = r.atlas.z;
+    vec4 a = sampleValues(textureGather(uAtlas, vec3(c, layer)));                          // i-1..i, j-1..j
+    vec4 b = sampleValues(textureGather(uAtlas, vec3(c + vec2(2.0, 0.0) * inv, layer)));   // i+1..i+2, j-1..j
+    vec4 d = sampleValues(textureGather(uAtlas, vec3(c + vec2(0.0, 2.0) * inv, layer)));   // i-1..i, j+1..j+2
+    vec4 e = sampleValues(textureGather(uAtlas, vec3(c + vec2(2.0, 2.0) * inv, layer)));   // i+1..i+2, j+1..j+2
+    // gather order: x (i0, j1), y (i1, j1), z (i1, j0), w (i0, j0)
+    vec2 g00 = vec2(b.x - a.x, d.z - a.z);
+    vec2 g10 = vec2(b.y - a.y, e.w - b.w);
+    vec2 g01 = vec2(e.w - d.w, d.y - a.y);
+    vec2 g11 = vec2(e.z - d.z, e.x - b.x);
+    vec2 g = mix(mix(g00, g10, t.x), mix(g01, g11, t.x), t.y) * (0.5 * uHeight.x) / r.world.zw;
+    return normalize(vec3(-g * uHeight.z, 1.0));
+  }
   vec2 g = mix(mix(gradientAt(r, i), gradientAt(r, i + ivec2(1, 0)), t.x),
                mix(gradientAt(r, i + ivec2(0, 1)), gradientAt(r, i + ivec2(1, 1)), t.x), t.y);
   return normalize(vec3(-g * uHeight.z, 1.0));
@@ -94,25 +122,17 @@ vec4 imageryAt(TileRecord r, vec2 u, vec2 dudx, vec2 dudy) {
 }
 
 void main() {
-  // Tiles at the east and south edges extend past the DEM (the pyramid pads them with repeated
-  // edge samples): that padding is not terrain.
-  if (any(lessThan(vWorld.xy, uExtent.xy)) || any(greaterThan(vWorld.xy, uExtent.zw))) discard;
-  // Nodata (--nodata keep) is a hole: the background shows through, never a pit.
-  if (vValid < 0.999) discard;
-  // With the ocean on, the water surface (ocean.frag) is drawn where the terrain is at or below
-  // it: no terrain there, so no z-fighting with a flat sea at the same height.
-  if (uWater.x > 0.5 && vWorld.z <= uWater.y) discard;
   if (uWire == 1) {
     // Blended over the shading, and faded where the mesh is denser than the pixels (a grid
     // step under ~2 px, fading in up to 8 px): there the lines would cover every pixel and hide
-    // the shading.
+    // the shading. Alpha 0 leaves the pixel as it was (the pass writes no depth).
     float px = 1.0 / max(max(fwidth(vLocal.x), fwidth(vLocal.y)), 1e-6);  // pixels per grid step
     float a = 0.45 * clamp((px - 2.0) / 6.0, 0.0, 1.0);
-    if (a <= 0.0) discard;
     oColor = vec4(0.04, 0.04, 0.05, a);
     return;
   }
   TileRecord r = tiles[vDraw];
+  vec3 vWorld = vec3(r.world.xy + vLocal * r.world.zw, vHeight);
   vec2 u = clamp(vLocal / r.atlas.w, 0.0, 1.0);
   vec2 dudx = dFdx(u), dudy = dFdy(u);
   vec3 n = normalAt(r, vLocal);
@@ -142,5 +162,10 @@ void main() {
       c = mix(c, uFogColor, f);
     }
   }
-  oColor = vec4(clamp(c, 0.0, 1.0), 1.0);
+  // Alpha: 1 where the ocean shows instead (terrain at or below the water: the ray crossed the
+  // water plane before it reached this point), 0 where the terrain stays; the ocean pass blends
+  // by it and then sets alpha back to 1 (Renderer::drawOcean). A flat sea at the water's height
+  // so never z-fights with the water plane, and the coastline is where the terrain crosses it.
+  float water = uWater.x > 0.5 && vWorld.z <= uWater.y ? 1.0 : 0.0;
+  oColor = vec4(clamp(c, 0.0, 1.0), uWater.x > 0.5 ? water : 1.0);
 }

@@ -8,20 +8,37 @@ layout(location = 1) in uint aDraw;    // per-instance: draw index (baseInstance
 uniform mat4 uViewProj;
 uniform vec3 uEye;
 
-out vec3 vWorld;
-out vec2 vLocal;
-out float vValid;  // 0 at nodata vertices: the fragment shader drops every triangle touching one
+uniform vec4 uExtent;  // the DEM's world extent: x0, y0, x1, y1 (beyond it: pyramid padding)
+
+out float vHeight;  // world z
+out vec2 vLocal;    // tile-local grid position (world x, y follow from it and the tile record)
 flat out uint vDraw;
+
+// Nothing is discarded in terrain.frag: a fragment shader that may discard loses early depth
+// testing (measured on an H100 at 1080p: a quarter of the frame), and clip distances cost as
+// much again in the geometry pipeline of a GPU whose graphics part is small. So:
+// - the pyramid's padding beyond the DEM (tiles at the east and south edges extend past it,
+//   with repeated edge samples) is folded onto the edge: those vertices move to the extent's
+//   border, where their height (an edge sample's) belongs, and the triangles beyond it
+//   collapse to nothing;
+// - the water (with the ocean on) is a flag in the colour's alpha that the ocean pass
+//   blends by (terrain.frag, Renderer::drawOcean);
+// - only nodata holes (--nodata keep) need a clip distance, in the programs of archives that
+//   keep nodata: every triangle touching a nodata vertex goes, except within 1/1000 of its
+//   valid edge - a hole where the background shows through, never a pit.
+#ifdef HF_NODATA_HOLES
+out float gl_ClipDistance[1];
+#endif
 
 void main() {
   TileRecord r = tiles[aDraw];
   ivec2 q = ivec2(aLocal);
   float h;
-  vValid = 1.0;
+  float valid = 1.0;
   if (isNodata(tileSample(r, q))) {
-    // No height here. The triangles around are discarded; a nearby valid height keeps them
+    // No height here. The triangles around are clipped; a nearby valid height keeps them
     // from reaching to the nodata value (-32768 m: needles across the screen).
-    vValid = 0.0;
+    valid = 0.0;
     h = 0.0;
     float sum = 0.0, count = 0.0;
     for (int dy = -1; dy <= 1; ++dy)
@@ -33,9 +50,13 @@ void main() {
   } else {
     h = tileHeight(r, q);
   }
-  vec3 p = vec3(r.world.xy + vec2(aLocal) * r.world.zw, h * uHeight.z);
-  vWorld = p;
-  vLocal = vec2(aLocal);
+  vec2 xy = clamp(r.world.xy + vec2(aLocal) * r.world.zw, uExtent.xy, uExtent.zw);
+  vec3 p = vec3(xy, h * uHeight.z);
+  vHeight = p.z;
+  vLocal = (xy - r.world.xy) / r.world.zw;
   vDraw = aDraw;
   gl_Position = uViewProj * vec4(p, 1.0);
+#ifdef HF_NODATA_HOLES
+  gl_ClipDistance[0] = valid - 0.999;
+#endif
 }

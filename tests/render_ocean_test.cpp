@@ -169,6 +169,49 @@ TEST(RenderOcean, RaisingTheLevelFloodsMoreAndBadParametersAreRefused) {
   EXPECT_EQ(differing(shoot(r, top, 2), base), 0.0);  // off again: the terrain as before
 }
 
+// The water writes no depth (it is drawn where the terrain flagged water, Renderer::drawOcean):
+// picking a pixel where it shows meets the water plane, one where land shows meets the land.
+TEST(RenderOcean, PickingMeetsTheWaterWhereItShowsAndTheLandElsewhere) {
+  REQUIRE_GL();
+  constexpr double kLevel = 150;
+  View off = make(false), flood = make(true, kLevel);
+  ASSERT_TRUE(off.renderer && flood.renderer);
+  const hfr::Camera top = off.renderer->defaultCamera();
+  shoot(*off.renderer, top, 2);
+  shoot(*flood.renderer, top, 2);
+  size_t water = 0, land = 0, seabed = 0;
+  for (int y = 2; y < kH; y += 6)
+    for (int x = 2; x < kW; x += 6) {
+      std::array<double, 3> ground{}, picked{};
+      const bool hitGround = off.renderer->pick(x + 0.5, y + 0.5, ground);
+      const bool hit = flood.renderer->pick(x + 0.5, y + 0.5, picked);
+      if (!hitGround) continue;  // beside the terrain
+      ASSERT_TRUE(hit) << x << "," << y;
+      if (ground[2] < kLevel - 1) {  // under water: the surface, on this pixel's ray
+        if (picked == ground) {
+          // Unless the ray meets the water beside the DEM's extent, where there is none (it
+          // entered the flooded DEM through its side, low over an edge): then the seabed shows.
+          ++seabed;
+          continue;
+        }
+        ++water;
+        EXPECT_EQ(picked[2], kLevel) << x << "," << y;
+        double px = 0, py = 0;
+        ASSERT_TRUE(flood.renderer->project(picked, px, py));
+        EXPECT_NEAR(px, x + 0.5, 0.01);
+        EXPECT_NEAR(py, y + 0.5, 0.01);
+      } else if (ground[2] > kLevel + 1) {  // land: the land
+        ++land;
+        for (int k = 0; k < 3; ++k)
+          EXPECT_NEAR(picked[size_t(k)], ground[size_t(k)],
+                      1e-6 * (1 + std::fabs(ground[size_t(k)])));
+      }
+    }
+  EXPECT_GT(water, 20u);
+  EXPECT_GT(land, 20u);
+  EXPECT_LT(seabed, water / 4);
+}
+
 // RMS of (got - want) relative to the RMS of want.
 double relativeRms(const std::vector<float>& want, const std::vector<float>& got) {
   double err = 0, ref = 0;

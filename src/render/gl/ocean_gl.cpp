@@ -235,8 +235,7 @@ void OceanLayer::draw(const OceanDraw& d) {
   glBindTextureUnit(2, fields_->texture());
   glBindTextureUnit(3, shore_);
   glBindVertexArray(vao_);
-  // Opaque, depth-tested against the terrain (which leaves out everything at or below the
-  // water: terrain.frag), and written to the depth buffer so that picking finds the water.
+  // Opaque where the terrain flagged water (the blend and depth state: Renderer::drawOcean).
   glDrawArrays(GL_TRIANGLE_STRIP, 0, 4);
   glBindVertexArray(0);
 }

@@ -5,13 +5,13 @@
 // start-up, at most ~1024 samples a side) marks water where a sample is at or below the water
 // level, or nodata; a distance transform gives each water texel its distance to land, which
 // tints the water lighter towards coasts (the terrain's depth test hides it under land above
-// the level, so the coastline itself stays the terrain's). What it looks like: one quad at the water
-// level, shaded per pixel from the ocean fields (render/ocean/ocean.h) in one RGBA32F texture,
-// computed by an OceanWorker thread on the CPU and uploaded when a new frame is ready, or with
-// the cuda height strategy written there by the GPU (OceanFields below).
-// Drawn after the terrain, opaque; the terrain shader leaves out every fragment at or below the
-// water (uWater), so a flat sea at 0 m under water at 0 m cannot z-fight and the coastline is
-// the terrain's own contour at the water level.
+// the level, so the coastline itself stays the terrain's). What it looks like: one quad at the
+// water level, shaded per pixel from the ocean fields (render/ocean/ocean.h) in one RGBA32F
+// texture, computed by an OceanWorker thread on the CPU and uploaded when a new frame is ready, or
+// with the cuda height strategy written there by the GPU (OceanFields below). Drawn after the
+// terrain, opaque, where the terrain shader flagged its fragments at or below the water (uWater;
+// alpha, Renderer::drawOcean), so a flat sea at 0 m under water at 0 m cannot z-fight and the
+// coastline is the terrain's own contour at the water level.
 #pragma once
 
 #include <array>

@@ -122,6 +122,7 @@ struct Renderer::Impl final : TileSink {
   GLuint atlas = 0, vao = 0, patternVbo = 0, patternTable = 0, drawIndexVbo = 0;
   GLuint indirect = 0, records = 0, program = 0, fbo = 0, colorRb = 0, depthRb = 0;
   size_t maxDraws = 0;
+  bool nodataHoles = false;  // the terrain program clips triangles at nodata samples
   GLint uViewProj = -1, uEye = -1, uHeight = -1, uAtlas = -1, uView = -1, uWire = -1,
         uFogColor = -1, uFogDistance = -1, uLightDir = -1, uExtent = -1, uNodata = -1, uWater = -1;
   std::string fboError;
@@ -482,7 +483,11 @@ bool Renderer::Impl::init(std::string& error) {
   const std::string dir = resolveShaderDir(settings.shaderDir, error);
   if (dir.empty()) return false;
   shaderDirectory = dir;
-  program = compileProgram(dir, "terrain.vert", "terrain.frag", error);
+  // Holes at nodata samples cost a clip distance (terrain.vert): only archives that keep
+  // nodata pay it.
+  nodataHoles = (archive.header().flags & hfa::kFlagNodataKept) != 0;
+  program = compileProgram(dir, "terrain.vert", "terrain.frag", error,
+                           nodataHoles ? "#define HF_NODATA_HOLES 1\n" : "");
   if (!program) return false;
   uViewProj = glGetUniformLocation(program, "uViewProj");
   uEye = glGetUniformLocation(program, "uEye");
@@ -871,6 +876,24 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   drawn = tiles;
   const auto& table = patterns->table();
   const int N = 1 << pyramid.tileLog;
+  {
+    // Front to back by each tile's nearest point to the eye in plan: the early depth test then
+    // rejects most hidden fragments before terrain.frag shades them.
+    std::vector<std::pair<double, DrawTile>> byDistance;
+    byDistance.reserve(tiles.size());
+    for (const DrawTile& d : tiles) {
+      const double span = double(N) * double(1u << d.level);
+      const double x0 = pyramid.originX + double(d.x) * span * pyramid.spacingX;
+      const double y0 = pyramid.originY + double(d.y) * span * pyramid.spacingY;
+      const double x1 = x0 + span * pyramid.spacingX, y1 = y0 + span * pyramid.spacingY;
+      const double dx = cam.x - std::clamp(cam.x, std::min(x0, x1), std::max(x0, x1));
+      const double dy = cam.y - std::clamp(cam.y, std::min(y0, y1), std::max(y0, y1));
+      byDistance.emplace_back(dx * dx + dy * dy, d);
+    }
+    std::stable_sort(byDistance.begin(), byDistance.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < tiles.size(); ++i) tiles[i] = byDistance[i].second;
+  }
   std::vector<DrawCommand> cmds;
   std::vector<TileRecord> recs;
   cmds.reserve(tiles.size());
@@ -1014,6 +1037,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     glPolygonOffset(1.0f, 1.0f);
   }
   glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+  if (nodataHoles) glEnable(GL_CLIP_DISTANCE0);
   beginPass(GpuPass::Terrain);
   glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
   endPass();
@@ -1023,6 +1047,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     glUniform1i(uWire, 1);
     glPolygonMode(GL_FRONT_AND_BACK, GL_LINE);
     glDepthFunc(GL_LEQUAL);
+    glDepthMask(GL_FALSE);  // lines faded out leave colour and depth as they were
     // An overlay: translucent lines over whatever shading is on, which stays readable.
     // The destination alpha stays 1: screenshots (readPixels -> PNG) are opaque.
     glEnable(GL_BLEND);
@@ -1030,11 +1055,13 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     glMultiDrawArraysIndirect(GL_TRIANGLE_STRIP, nullptr, GLsizei(cmds.size()), 0);
     glDisable(GL_BLEND);
     glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+    glDepthMask(GL_TRUE);
     glDepthFunc(GL_LESS);
     endPass();
   } else if (querySet >= 0) {
     gpuMs[size_t(GpuPass::Wireframe)] = -1;
   }
+  glDisable(GL_CLIP_DISTANCE0);
   glBindVertexArray(0);
 #ifdef HF_HAVE_OCEAN
   drawOcean(cam, vp);
@@ -1110,7 +1137,33 @@ void Renderer::Impl::drawOcean(const Camera& cam, const std::array<double, 16>& 
   d.exaggeration = settings.verticalExaggeration;
   d.seconds = oceanSeconds();
   d.synchronous = settings.oceanSynchronous;
+  // Seen from above, the water shows exactly where terrain.frag left alpha = 1 (terrain at or
+  // below it, and holes): the ocean blends by the destination alpha, not by a depth test
+  // against a seabed that may lie at its very height, and writes no depth (pick() meets the
+  // water plane itself). The depth test stays, pulled towards the eye, only to skip shading
+  // the water behind land well above it. From below, the water is an opaque plane.
+  const bool fromAbove = cam.z > settings.waterLevel * settings.verticalExaggeration;
+  if (fromAbove) {
+    glDepthFunc(GL_LEQUAL);
+    glDepthMask(GL_FALSE);
+    glEnable(GL_POLYGON_OFFSET_FILL);
+    glPolygonOffset(-2.0f, -64.0f);
+    glEnable(GL_BLEND);
+    glBlendFuncSeparate(GL_DST_ALPHA, GL_ONE_MINUS_DST_ALPHA, GL_ZERO, GL_ONE);
+  }
   ocean->draw(d);
+  if (fromAbove) {
+    glDisable(GL_BLEND);
+    glDisable(GL_POLYGON_OFFSET_FILL);
+    glPolygonOffset(0.0f, 0.0f);
+    glDepthMask(GL_TRUE);
+    glDepthFunc(GL_LESS);
+  }
+  // Alpha back to 1: the flag is not transparency (windows and screenshots are opaque).
+  glColorMask(GL_FALSE, GL_FALSE, GL_FALSE, GL_TRUE);
+  glClearColor(0.0f, 0.0f, 0.0f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  glColorMask(GL_TRUE, GL_TRUE, GL_TRUE, GL_TRUE);
 }
 #endif
 
@@ -1259,9 +1312,26 @@ bool Renderer::pick(double px, double py, std::array<double, 3>& world) const {
   glBindFramebuffer(GL_READ_FRAMEBUFFER, m.fbo);
   glReadPixels(ix, iy, 1, 1, GL_DEPTH_COMPONENT, GL_FLOAT, &depth);
   glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
-  if (!(depth < 1.0f)) return false;  // background
   const double ndcX = 2.0 * (ix + 0.5) / w - 1.0, ndcY = 2.0 * (iy + 0.5) / h - 1.0;
-  return unproject(m.lastViewProj, ndcX, ndcY, 2.0 * double(depth) - 1.0, world);
+  const bool terrain =
+      depth < 1.0f && unproject(m.lastViewProj, ndcX, ndcY, 2.0 * double(depth) - 1.0, world);
+#ifdef HF_HAVE_OCEAN
+  // The ocean writes no depth (drawOcean): where it shows - over terrain at or below the water,
+  // or over a hole - the point is where the pixel's ray meets the water plane.
+  const double water = m.settings.waterLevel * m.settings.verticalExaggeration;
+  std::array<double, 3> a{}, b{};
+  if (m.ocean && (!terrain || world[2] <= water) &&
+      unproject(m.lastViewProj, ndcX, ndcY, -1.0, a) &&
+      unproject(m.lastViewProj, ndcX, ndcY, 1.0, b) && a[2] > water && b[2] < water) {
+    const double t = (a[2] - water) / (a[2] - b[2]);
+    const std::array<double, 3> p{a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), water};
+    if (p[0] >= 0 && p[1] >= 0 && p[0] <= m.extentX && p[1] <= m.extentY) {
+      world = p;
+      return true;
+    }
+  }
+#endif
+  return terrain;
 }
 
 bool Renderer::project(const std::array<double, 3>& world, double& px, double& py) const {

@@ -150,10 +150,11 @@ unsigned linkProgram(std::initializer_list<GLuint> stages, const std::string& wh
 }  // namespace
 
 unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
-                        const std::string& fragmentFile, std::string& error) {
-  const GLuint vs = compileStage(GL_VERTEX_SHADER, dir, vertexFile, error);
+                        const std::string& fragmentFile, std::string& error,
+                        const std::string& defines) {
+  const GLuint vs = compileStage(GL_VERTEX_SHADER, dir, vertexFile, error, defines);
   if (!vs) return 0;
-  const GLuint fs = compileStage(GL_FRAGMENT_SHADER, dir, fragmentFile, error);
+  const GLuint fs = compileStage(GL_FRAGMENT_SHADER, dir, fragmentFile, error, defines);
   if (!fs) {
     glDeleteShader(vs);
     return 0;

@@ -14,12 +14,14 @@ bool preprocessShader(const std::string& dir, const std::string& file, std::stri
                       std::vector<std::string>& files, std::string& error);
 
 // Compiles and links a vertex + fragment program. On failure returns 0 and an error naming the
-// file and holding the full driver log (with "source N" mapped to file names).
+// file and holding the full driver log (with "source N" mapped to file names). `defines` (lines
+// such as "#define N 128u\n") go right after each stage's #version line: compile-time sizes
+// of shared arrays and work groups, variants of a program.
 unsigned compileProgram(const std::string& dir, const std::string& vertexFile,
-                        const std::string& fragmentFile, std::string& error);
+                        const std::string& fragmentFile, std::string& error,
+                        const std::string& defines = "");
 
-// The same for a compute program (one stage). `defines` (lines such as "#define N 128u\n") go
-// right after the #version line: compile-time sizes of shared arrays and work groups.
+// The same for a compute program (one stage), with `defines` as above.
 unsigned compileComputeProgram(const std::string& dir, const std::string& file, std::string& error,
                                const std::string& defines = "");
 

@@ -43,6 +43,7 @@
 #include "gl_leak_check.h"
 #include "archive/archive.h"
 #include "render/gl/renderer.h"
+#include "render/gl/shader.h"
 #include "test_files.h"
 
 // Mesa unloads its driver (swrast_dri.so, libLLVM) in eglTerminate; LeakSanitizer then sees the
@@ -409,6 +410,48 @@ TEST(RenderGl, CrackFreeFromThreeCamerasAndTwoTaus) {
   for (const auto& p : levelLdr) (p.first >= 0 ? levels : ldrs)++;
   EXPECT_GE(levels, 3u);
   EXPECT_GE(ldrs, 3u);
+}
+
+// The terrain program's speed rests on two properties of its source (session 24 on the H100:
+// either one cost about a third of the 1080p frame; docs/rendering.md, "Nothing is discarded,
+// nothing is clipped"): the fragment shader never discards and asks for early depth tests, and
+// the vertex shader writes a clip distance only in the nodata-holes variant. Timing is not a
+// unit test's job; this keeps a later edit from losing them unnoticed.
+std::string shaderCode(const std::string& file) {
+  std::string error, source;
+  std::vector<std::string> files;
+  const std::string dir = hfr::resolveShaderDir("", error);
+  EXPECT_FALSE(dir.empty()) << error;
+  EXPECT_TRUE(hfr::preprocessShader(dir, file, source, files, error)) << error;
+  std::string code;  // without comments
+  for (size_t i = 0; i < source.size();) {
+    if (source.compare(i, 2, "//") == 0) {
+      i = source.find('\n', i);
+      if (i == std::string::npos) break;
+    } else if (source.compare(i, 2, "/*") == 0) {
+      i = source.find("*/", i);
+      if (i == std::string::npos) break;
+      i += 2;
+    } else {
+      code += source[i++];
+    }
+  }
+  return code;
+}
+
+TEST(TerrainShaders, NoDiscardAndNoClipDistanceOutsideTheNodataVariant) {
+  const std::string frag = shaderCode("terrain.frag"), vert = shaderCode("terrain.vert");
+  EXPECT_EQ(frag.find("discard"), std::string::npos);
+  EXPECT_EQ(frag.find("gl_FragDepth"), std::string::npos);
+  EXPECT_NE(frag.find("layout(early_fragment_tests) in;"), std::string::npos);
+  const size_t variant = vert.find("#ifdef HF_NODATA_HOLES");
+  ASSERT_NE(variant, std::string::npos);
+  size_t outside = 0;
+  for (size_t at = vert.find("gl_ClipDistance"); at != std::string::npos; at = vert.find("gl_ClipDistance", at + 1)) {
+    const size_t open = vert.rfind("#ifdef HF_NODATA_HOLES", at), close = vert.rfind("#endif", at);
+    outside += open == std::string::npos || (close != std::string::npos && close > open);
+  }
+  EXPECT_EQ(outside, 0u) << "a clip distance outside #ifdef HF_NODATA_HOLES";
 }
 
 // Wireframe is an overlay: translucent lines over the shading, faded where the mesh is denser

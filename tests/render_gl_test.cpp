@@ -40,8 +40,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "gl_leak_check.h"
 #include "archive/archive.h"
+#include "gl_leak_check.h"
 #include "render/gl/renderer.h"
 #include "render/gl/shader.h"
 #include "test_files.h"
@@ -447,7 +447,8 @@ TEST(TerrainShaders, NoDiscardAndNoClipDistanceOutsideTheNodataVariant) {
   const size_t variant = vert.find("#ifdef HF_NODATA_HOLES");
   ASSERT_NE(variant, std::string::npos);
   size_t outside = 0;
-  for (size_t at = vert.find("gl_ClipDistance"); at != std::string::npos; at = vert.find("gl_ClipDistance", at + 1)) {
+  for (size_t at = vert.find("gl_ClipDistance"); at != std::string::npos;
+       at = vert.find("gl_ClipDistance", at + 1)) {
     const size_t open = vert.rfind("#ifdef HF_NODATA_HOLES", at), close = vert.rfind("#endif", at);
     outside += open == std::string::npos || (close != std::string::npos && close > open);
   }

@@ -50,10 +50,12 @@ void main() {
   } else {
     h = tileHeight(r, q);
   }
-  vec2 xy = clamp(r.world.xy + vec2(aLocal) * r.world.zw, uExtent.xy, uExtent.zw);
+  vec2 unclamped = r.world.xy + vec2(aLocal) * r.world.zw;
+  vec2 xy = clamp(unclamped, uExtent.xy, uExtent.zw);
   vec3 p = vec3(xy, h * uHeight.z);
   vHeight = p.z;
-  vLocal = (xy - r.world.xy) / r.world.zw;
+  // Exactly the grid position unless folded onto the extent.
+  vLocal = mix(vec2(aLocal), (xy - r.world.xy) / r.world.zw, notEqual(xy, unclamped));
   vDraw = aDraw;
   gl_Position = uViewProj * vec4(p, 1.0);
 #ifdef HF_NODATA_HOLES

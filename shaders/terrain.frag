@@ -132,7 +132,7 @@ void main() {
     return;
   }
   TileRecord r = tiles[vDraw];
-  vec3 vWorld = vec3(r.world.xy + vLocal * r.world.zw, vHeight);
+  vec3 world = vec3(r.world.xy + vLocal * r.world.zw, vHeight);
   vec2 u = clamp(vLocal / r.atlas.w, 0.0, 1.0);
   vec2 dudx = dFdx(u), dudy = dFdy(u);
   vec3 n = normalAt(r, vLocal);
@@ -142,7 +142,7 @@ void main() {
     int idx = uView == 1 ? int(r.info.x) : int(r.info.y);
     c = debugColor(idx) * (0.55 + 0.45 * lambert);
   } else {
-    float h = vWorld.z / max(uHeight.z, 1e-6);
+    float h = world.z / max(uHeight.z, 1e-6);
     vec3 base = elevationColor(h);
     float shade = 0.30 + 0.85 * lambert;
     vec3 sky = vec3(0.10, 0.12, 0.16) * (0.5 + 0.5 * n.z);  // soft ambient from above
@@ -157,7 +157,7 @@ void main() {
       }
     }
     if (uFogDistance > 0.0) {
-      float d = length(vWorld - uEye) / uFogDistance;
+      float d = length(world - uEye) / uFogDistance;
       float f = clamp(1.0 - exp(-d * d), 0.0, 0.85);
       c = mix(c, uFogColor, f);
     }
@@ -166,6 +166,6 @@ void main() {
   // water plane before it reached this point), 0 where the terrain stays; the ocean pass blends
   // by it and then sets alpha back to 1 (Renderer::drawOcean). A flat sea at the water's height
   // so never z-fights with the water plane, and the coastline is where the terrain crosses it.
-  float water = uWater.x > 0.5 && vWorld.z <= uWater.y ? 1.0 : 0.0;
+  float water = uWater.x > 0.5 && world.z <= uWater.y ? 1.0 : 0.0;
   oColor = vec4(clamp(c, 0.0, 1.0), uWater.x > 0.5 ? water : 1.0);
 }

@@ -413,7 +413,7 @@ TEST(RenderGl, CrackFreeFromThreeCamerasAndTwoTaus) {
 }
 
 // The terrain program's speed rests on two properties of its source (session 24 on the H100:
-// either one cost about a third of the 1080p frame; docs/rendering.md, "Nothing is discarded,
+// each cost a quarter or more of the 1080p frame; docs/rendering.md, "Nothing is discarded,
 // nothing is clipped"): the fragment shader never discards and asks for early depth tests, and
 // the vertex shader writes a clip distance only in the nodata-holes variant. Timing is not a
 // unit test's job; this keeps a later edit from losing them unnoticed.

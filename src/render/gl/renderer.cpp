@@ -117,6 +117,15 @@ struct Renderer::Impl final : TileSink {
   void drawOcean(const Camera& cam, const std::array<double, 16>& vp);
   // The ocean's clock: Renderer::setTime's, else the steady clock's.
   double oceanSeconds() const { return timeSeconds >= 0 ? timeSeconds : monotonicSeconds(); }
+  // The water's world height (exaggerated like the terrain).
+  double waterZ() const { return settings.waterLevel * settings.verticalExaggeration; }
+  // A drawn tile's square in the world: its corner at local (0, 0) and its side (x, y).
+  std::array<double, 4> tileSquare(const DrawTile& d) const {
+    const double span = double(1 << pyramid.tileLog) * double(1u << d.level);
+    return {pyramid.originX + double(d.x) * span * pyramid.spacingX,
+            pyramid.originY + double(d.y) * span * pyramid.spacingY, span * pyramid.spacingX,
+            span * pyramid.spacingY};
+  }
 #endif
 
   GLuint atlas = 0, vao = 0, patternVbo = 0, patternTable = 0, drawIndexVbo = 0;
@@ -882,12 +891,9 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     std::vector<std::pair<double, DrawTile>> byDistance;
     byDistance.reserve(tiles.size());
     for (const DrawTile& d : tiles) {
-      const double span = double(N) * double(1u << d.level);
-      const double x0 = pyramid.originX + double(d.x) * span * pyramid.spacingX;
-      const double y0 = pyramid.originY + double(d.y) * span * pyramid.spacingY;
-      const double x1 = x0 + span * pyramid.spacingX, y1 = y0 + span * pyramid.spacingY;
-      const double dx = cam.x - std::clamp(cam.x, std::min(x0, x1), std::max(x0, x1));
-      const double dy = cam.y - std::clamp(cam.y, std::min(y0, y1), std::max(y0, y1));
+      const auto [x0, y0, w, h] = tileSquare(d);
+      const double dx = cam.x - std::clamp(cam.x, std::min(x0, x0 + w), std::max(x0, x0 + w));
+      const double dy = cam.y - std::clamp(cam.y, std::min(y0, y0 + h), std::max(y0, y0 + h));
       byDistance.emplace_back(dx * dx + dy * dy, d);
     }
     std::stable_sort(byDistance.begin(), byDistance.end(),
@@ -914,10 +920,10 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
     pages->touch(d.tile, frameNo);
     const PatternRange r = table[d.pattern];
     const AtlasSlot a = layout.slot(uint32_t(s));
-    const double span = double(N) * double(1u << d.level);
+    const std::array<double, 4> square = tileSquare(d);
     TileRecord rec{};
-    rec.world[0] = float(pyramid.originX + double(d.x) * span * pyramid.spacingX);
-    rec.world[1] = float(pyramid.originY + double(d.y) * span * pyramid.spacingY);
+    rec.world[0] = float(square[0]);
+    rec.world[1] = float(square[1]);
     rec.world[2] = float(double(1u << d.level) * pyramid.spacingX);
     rec.world[3] = float(double(1u << d.level) * pyramid.spacingY);
     rec.atlas[0] = float(a.x);
@@ -1006,7 +1012,7 @@ void Renderer::Impl::draw(const Camera& cam, FrameStats* st) {
   glUniform4f(uNodata, (h.flags & hfa::kFlagNodataKept) ? 1.0f : 0.0f, float(h.nodata), 0.0f, 0.0f);
   glUniform1i(uView, int(settings.view));
 #ifdef HF_HAVE_OCEAN
-  glUniform2f(uWater, ocean ? 1.0f : 0.0f, float(settings.waterLevel * settings.verticalExaggeration));
+  glUniform2f(uWater, ocean ? 1.0f : 0.0f, float(waterZ()));
 #else
   glUniform2f(uWater, 0.0f, 0.0f);
 #endif
@@ -1142,7 +1148,7 @@ void Renderer::Impl::drawOcean(const Camera& cam, const std::array<double, 16>& 
   // against a seabed that may lie at its very height, and writes no depth (pick() meets the
   // water plane itself). The depth test stays, pulled towards the eye, only to skip shading
   // the water behind land well above it. From below, the water is an opaque plane.
-  const bool fromAbove = cam.z > settings.waterLevel * settings.verticalExaggeration;
+  const bool fromAbove = cam.z > waterZ();
   if (fromAbove) {
     glDepthFunc(GL_LEQUAL);
     glDepthMask(GL_FALSE);
@@ -1318,7 +1324,7 @@ bool Renderer::pick(double px, double py, std::array<double, 3>& world) const {
 #ifdef HF_HAVE_OCEAN
   // The ocean writes no depth (drawOcean): where it shows - over terrain at or below the water,
   // or over a hole - the point is where the pixel's ray meets the water plane.
-  const double water = m.settings.waterLevel * m.settings.verticalExaggeration;
+  const double water = m.waterZ();
   std::array<double, 3> a{}, b{};
   if (m.ocean && (!terrain || world[2] <= water) &&
       unproject(m.lastViewProj, ndcX, ndcY, -1.0, a) &&

@@ -171,7 +171,7 @@ TEST(FlythroughSummary, NoFlightFrames) {
 
 // ---- CSV ----
 
-constexpr size_t kCsvColumns = 29;
+constexpr size_t kCsvColumns = 32;
 
 TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   TempDir dir;
@@ -203,6 +203,8 @@ TEST(FlythroughCsv, HeaderAndOneRowPerFrame) {
   EXPECT_EQ(header[26], "imagery_cache_hits");
   EXPECT_EQ(header[27], "imagery_cache_bytes");
   EXPECT_EQ(header[28], "tiles_lossy");
+  EXPECT_EQ(header[29], "host_hits");
+  EXPECT_EQ(header[31], "host_bytes");
   for (size_t r = 1; r < rows.size(); ++r) {
     const auto c = split(rows[r], ',');
     ASSERT_EQ(c.size(), kCsvColumns) << "row " << r << ": " << rows[r];

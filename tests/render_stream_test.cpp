@@ -13,6 +13,7 @@
 #include "render/stream/compressed_cache.h"
 #include "render/stream/request.h"
 #include "render/stream/retry.h"
+#include "render/stream/staged_payloads.h"
 #include "render/stream/stream.h"
 
 namespace {
@@ -171,6 +172,8 @@ struct FlightResult {
   size_t evictedInUse = 0;    // tiles needed and resident at plan time, gone after delivery
   size_t maxNeeded = 0;
   size_t evictions = 0;
+  size_t staged = 0;      // tiles read into memory outside the atlas (RequestPlan::stage)
+  size_t fromMemory = 0;  // requests answered from there in their frame
 };
 
 // A deterministic loader: request() replaces the queue of tiles not started; each frame it
@@ -178,7 +181,10 @@ struct FlightResult {
 // later into the page table (as CpuStreamStrategy and the renderer do, minus the threads).
 // The camera stands still for 40 frames (everything loads), then flies east at 240 m/s with a
 // fixed 1/30 s frame time for 150 frames.
-FlightResult fly(bool prefetch, size_t capacity) {
+// `staging`: the loader also reads the plan's staged tiles (after the requested ones, within the
+// same per-frame start limit) into memory outside the atlas, and a requested tile found there
+// arrives in the frame of its request (the cuda strategy's host cache, staged_payloads.h).
+FlightResult fly(bool prefetch, size_t capacity, bool staging = false) {
   static const hfr::LodPyramid pyr = flightPyramid();
   static const hfr::DominoPatterns patterns(pyr.tileLog);
   static const hfr::LodSelector selector(pyr);
@@ -201,6 +207,7 @@ FlightResult fly(bool prefetch, size_t capacity) {
   motion.limits.maxStep = motion.limits.maxDistance = 4000;
   motion.limits.minMove = 1;
   std::map<size_t, uint64_t> inFlight;  // tile -> frame it arrives
+  std::map<size_t, uint64_t> stagedAt;  // staged tile -> frame it is in memory (unbounded memory)
   hfr::RequestPlan plan;
   FlightResult r;
   const int still = 40, flight = 150;
@@ -226,8 +233,26 @@ FlightResult fly(bool prefetch, size_t capacity) {
     size_t started = 0;
     for (size_t t : plan.request) {
       if (started == perFrame) break;
-      if (inFlight.emplace(t, frame + latency).second) ++started;
+      if (inFlight.count(t)) continue;
+      const auto mem = stagedAt.find(t);
+      if (mem != stagedAt.end() && mem->second <= frame) {  // in memory: this frame, no read
+        inFlight.emplace(t, frame);
+        ++r.fromMemory;
+        continue;
+      }
+      inFlight.emplace(t, frame + latency);
+      ++started;
     }
+    // Staged tiles must never be resident or requested in the same plan.
+    for (size_t t : plan.stage) {
+      EXPECT_FALSE(pages.resident(t)) << "frame " << f;
+      EXPECT_EQ(std::count(plan.request.begin(), plan.request.end(), t), 0) << "frame " << f;
+    }
+    if (!prefetch) {
+      EXPECT_TRUE(plan.stage.empty());
+    }
+    for (size_t i = 0; staging && i < plan.stage.size() && started < perFrame; ++i)
+      if (stagedAt.emplace(plan.stage[i], frame + latency).second) ++started, ++r.staged;
     // Deliver what is done.
     for (auto it = inFlight.begin(); it != inFlight.end();) {
       if (it->second > frame) {
@@ -281,6 +306,24 @@ TEST(RequestPlanner, PrefetchLoadsTheTilesAheadOfAFlightBeforeTheyAreWanted) {
   EXPECT_GT(small.evictions, 0u);
   EXPECT_EQ(small.evictedInUse, 0u);
   EXPECT_LE(small.missing, without.missing);
+  EXPECT_EQ(small.staged, 0u);
+}
+
+// An atlas that holds the current view but not the predicted one as well: the prefetch beyond
+// the free slots is staged (RequestPlan::stage), and a strategy that reads staged tiles into
+// memory outside the atlas delivers them in the frame they become wanted, so fewer tiles are
+// missing than with the same loader keeping nothing beyond the atlas.
+TEST(RequestPlanner, StagedTilesReadAheadOutsideASmallAtlasAreMissedLess) {
+  const size_t capacity = fly(true, 4000).maxNeeded + 2;
+  const FlightResult atlasOnly = fly(true, capacity), staging = fly(true, capacity, true);
+  std::printf(
+      "atlas of %zu slots: %zu missing tile-frames keeping nothing beyond the atlas, %zu with "
+      "%zu tiles staged (%zu requests answered from memory)\n",
+      capacity, atlasOnly.missing, staging.missing, staging.staged, staging.fromMemory);
+  EXPECT_GT(staging.staged, 0u);
+  EXPECT_GT(staging.fromMemory, 0u);
+  EXPECT_LT(staging.missing, atlasOnly.missing);
+  EXPECT_EQ(staging.evictedInUse, 0u);
 }
 
 }  // namespace
@@ -544,6 +587,34 @@ TEST(CompressedCache, RandomUseStaysConsistent) {
 }
 
 // A URL archive's failed tiles are asked for again after 1 s, then 2, 4, ... at most 30 s.
+TEST(StagedPayloads, KeepsTheRecentlyUsedWithinItsBytesAndStagesOnlyWhatItLacks) {
+  hfr::StagedPayloads<std::string> cache(4 * 64);  // four 64-byte payloads
+  for (size_t t = 0; t < 4; ++t) cache.insert(t, 64, "tile" + std::to_string(t));
+  ASSERT_NE(cache.find(0), nullptr);  // 0 is now the most recently used
+  EXPECT_EQ(*cache.find(0), "tile0");
+  cache.insert(9, 64, "tile9");  // evicts 1, the least recently used
+  EXPECT_EQ(cache.find(1), nullptr);
+  EXPECT_NE(cache.find(0), nullptr);
+  EXPECT_NE(cache.find(9), nullptr);
+  EXPECT_EQ(cache.size(), 4u);
+  EXPECT_EQ(cache.bytes(), 4u * 64);
+  cache.insert(9, 64, "again");  // refreshed, not doubled
+  EXPECT_EQ(*cache.find(9), "again");
+  EXPECT_EQ(cache.size(), 4u);
+  cache.insert(7, 1000, "too large");  // larger than everything: not kept, nothing evicted
+  EXPECT_EQ(cache.find(7), nullptr);
+  EXPECT_EQ(cache.size(), 4u);
+  // Staging skips cached and busy tiles, keeps the planned order, and replaces the list.
+  cache.stage({5, 0, 6, 8, 9}, [](size_t t) { return t == 6; });
+  ASSERT_TRUE(cache.hasStaged());
+  EXPECT_EQ(cache.takeStaged(), 5u);
+  EXPECT_EQ(cache.takeStaged(), 8u);
+  EXPECT_FALSE(cache.hasStaged());
+  cache.stage({11, 12}, [](size_t) { return false; });
+  cache.stage({12}, [](size_t) { return false; });
+  EXPECT_EQ(cache.staged().size(), 1u);
+}
+
 TEST(FailureRetry, BacksOffAndReleasesOnlyFailedTilesWhenDue) {
   hfr::FailureRetry retry;
   retry.reset(4);

@@ -538,6 +538,8 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
     j.field("fill_gpu_wait_ms", m.run.atlasFill.finishMs).field("fill_steps", int64_t(m.run.atlasFill.stepMs.size()));
     j.field("fill_plan_ms", m.run.atlasFill.planMs).field("fill_deliver_ms", m.run.atlasFill.deliverMs);
     j.field("missing_tiles_per_frame", m.sum.meanMissing);
+    j.field("host_cache_hits", int64_t(m.sum.hostHits))
+        .field("host_staged_tiles", int64_t(m.sum.hostStaged));
     j.field("h2d_bytes", h2d).field("payload_bytes", payload);
     j.field("render_thread_median_ms", m.sum.medianRenderCpuMs).field("render_thread_p99_ms", m.sum.p99RenderCpuMs);
     j.field("median_frame_ms", m.sum.medianMs).field("max_frame_ms_after_first", m.sum.maxAfterFirstMs);
@@ -623,13 +625,15 @@ int runFlythroughCommand(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--io-limit", ioLimitMBps, "payload reads through one channel of MB/S")->check(finiteNumber(true));
   app.add_option_function<std::string>(
-      "--cache",
-      [&](const std::string& v) {
-        std::string err;
-        if (!hfr::parseCacheOption(v, cacheOptions, err)) throw CLI::ValidationError(err);
-      },
-      "vram adds a run with the compressed tiles in device memory")
-      ->type_name("host|vram[:MiB]");
+         "--cache",
+         [&](const std::string& v) {
+           std::string err;
+           if (!hfr::parseCacheOption(v, cacheOptions, err)) throw CLI::ValidationError(err);
+         },
+         "vram adds a run with the compressed tiles in device memory; host:MiB sizes the cuda "
+         "runs' host cache of "
+         "compressed payloads (default 256, 0 = none)")
+      ->type_name("host[:MiB]|vram[:MiB]");
   app.add_option("--json", jsonPath, "also write every run's figures as JSON")->type_name("FILE");
   app.add_option("--note", note, "a note for the report");
   bool progressive = false;
@@ -786,6 +790,7 @@ int runFlythroughCommand(int argc, char** argv) {
     hfr::StreamOptions so;
     so.streams = spec.streams;
     so.progressive = spec.progressive;
+    so.hostCacheMiB = cacheOptions.hostCacheMiB;  // --cache host:MiB (cuda's runs from host memory)
     if (spec.vram) {
       so.vramCache = true;
       so.cacheMiB = cacheOptions.cacheMiB;

@@ -68,6 +68,9 @@ constexpr const char* kHelpFooter =
     "and atlas fills decode from there with nothing crossing PCIe but 16-48 bytes a tile; with\n"
     "cuda imagery, each imagery tile's BC1 chain is kept too (MIB more; default the whole\n"
     "imagery if it fits in a quarter of the free memory) and copied into the atlas from there.\n"
+    "--cache host[:MIB] (the default, 256 MIB; 0 = none) lets --stream cuda keep the payloads it\n"
+    "read in host memory, and read ahead there the predicted tiles the atlas has no room for:\n"
+    "a tile wanted again or as predicted is decoded in the frame it is asked for.\n"
     "--bench flies a camera path (default: the diagonal at 1/3 of the maximum height, 8000\n"
     "m/s, dt 1/60 s, frames to cover the path, at most 3000; atlas for --budget-fraction 0.55\n"
     "of all tiles unless --budget) and writes one CSV row per frame (--csv, default\n"
@@ -140,7 +143,9 @@ int main(int argc, char** argv) {
   app.add_option("--stream", stream, "streaming strategy: cpu, raw, gl (GPU decode in a GL compute shader) or cuda")
       ->check(CLI::IsMember({"cpu", "raw", "gl", "cuda"}));
   app.add_option("--streams", streams, "cuda: CUDA streams, 1..64");
-  app.add_option("--cache", cacheArg, "host, or vram[:MIB] (compressed tiles in video memory)");
+  app.add_option(
+      "--cache", cacheArg,
+      "host[:MIB] (compressed tiles in host memory, default 256), or vram[:MIB] (in video memory)");
   app.add_flag("--progressive", streamOpts.progressive,
                "cpu: tiles arrive lossy (layers 1 + 2, a fraction of the bytes) and are refined in place to exact");
   app.add_option("--camera", cameraArg, "x,y,z,yaw,pitch");

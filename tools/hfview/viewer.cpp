@@ -796,6 +796,10 @@ int runViewer(hfr::WindowContext& window, std::unique_ptr<hfa::ArchiveReader> ar
                     humanBytes(double(ss.cacheCapacity)).c_str(), (unsigned long long)ss.cacheHits,
                     (unsigned long long)ss.cacheMisses,
                     ss.preloadMs > 0 ? (", archive loaded in " + std::to_string(int(ss.preloadMs)) + " ms").c_str() : "");
+      if (ss.hostBytes)
+        ImGui::Text("host cache %s, %llu requests from it, %llu tiles staged ahead",
+                    humanBytes(double(ss.hostBytes)).c_str(), (unsigned long long)ss.hostHits,
+                    (unsigned long long)ss.hostStaged);
       if (st.colourCacheBytes)
         ImGui::Text("imagery VRAM cache %s (BC1), %llu tiles from it this frame",
                     humanBytes(double(st.colourCacheBytes)).c_str(), (unsigned long long)st.colourCacheHits);

@@ -54,6 +54,9 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.bytesRead = st.bytesStreamed;
   f.cacheHits = st.cacheHits;
   f.cacheBytes = st.cacheBytes;
+  f.hostHits = st.hostHits;
+  f.hostStaged = st.hostStaged;
+  f.hostBytes = st.hostBytes;
   f.colourUploaded = st.colourUploads;
   f.colourMissing = st.colourMissing;
   f.colourBytesRead = st.colourBytesStreamed;
@@ -253,6 +256,8 @@ FlightSummary summarize(const FlythroughRun& run) {
     updCpu += f.updateCpuMs;
     updGpu += f.updateGpuMs;
     missing += double(f.tilesMissing);
+    s.hostHits += f.hostHits;
+    s.hostStaged += f.hostStaged;
     s.compressedToDevice += f.compressedToDevice;
     s.samplesToDevice += f.samplesToDevice;
     s.bytesRead += f.bytesRead;
@@ -293,26 +298,29 @@ bool writeFlythroughCsv(const std::string& path, const FlythroughRun& run, std::
     error = "cannot write " + path;
     return false;
   }
-  std::fprintf(f.get(),
-               "phase,frame,t_s,frame_ms,render_cpu_ms,select_ms,update_cpu_ms,update_gpu_ms,"
-               "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
-               "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
-               "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
-               "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read,cache_hits,cache_bytes,"
-               "imagery_cache_hits,imagery_cache_bytes,tiles_lossy\n");
+  std::fprintf(
+      f.get(),
+      "phase,frame,t_s,frame_ms,render_cpu_ms,select_ms,update_cpu_ms,update_gpu_ms,"
+      "draw_cpu_ms,draw_gpu_ms,tiles_requested,tiles_uploaded,tiles_drawn,"
+      "tiles_pending,tiles_missing,triangles,compressed_bytes_h2d,"
+      "decompressed_bytes_h2d,imagery_uploaded,imagery_missing,imagery_bytes_read,"
+      "imagery_bytes_h2d,imagery_cpu_ms,payload_bytes_read,cache_hits,cache_bytes,"
+      "imagery_cache_hits,imagery_cache_bytes,tiles_lossy,host_hits,host_staged,host_bytes\n");
   for (const FlyFrame& r : run.frames)
     std::fprintf(f.get(),
                  "%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%zu,%zu,%zu,%llu,%llu,%llu,"
-                 "%zu,%zu,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%zu\n",
+                 "%zu,%zu,%llu,%llu,%.4f,%llu,%llu,%llu,%llu,%llu,%zu,%llu,%llu,%llu\n",
                  r.fill ? "fill" : "flight", r.index, r.t, r.frameMs, r.renderCpuMs, r.selectMs,
                  r.updateCpuMs, r.updateGpuMs, r.drawCpuMs, r.drawGpuMs, r.tilesRequested,
                  r.tilesUploaded, r.tilesDrawn, r.tilesPending, r.tilesMissing,
                  (unsigned long long)r.triangles, (unsigned long long)r.compressedToDevice,
                  (unsigned long long)r.samplesToDevice, r.colourUploaded, r.colourMissing,
-                 (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice, r.colourCpuMs,
-                 (unsigned long long)r.bytesRead, (unsigned long long)r.cacheHits,
+                 (unsigned long long)r.colourBytesRead, (unsigned long long)r.colourBytesToDevice,
+                 r.colourCpuMs, (unsigned long long)r.bytesRead, (unsigned long long)r.cacheHits,
                  (unsigned long long)r.cacheBytes, (unsigned long long)r.colourCacheHits,
-                 (unsigned long long)r.colourCacheBytes, r.tilesLossy);
+                 (unsigned long long)r.colourCacheBytes, r.tilesLossy,
+                 (unsigned long long)r.hostHits, (unsigned long long)r.hostStaged,
+                 (unsigned long long)r.hostBytes);
   if (std::fflush(f.get()) != 0 || std::ferror(f.get())) {
     error = "writing " + path + " failed";
     return false;

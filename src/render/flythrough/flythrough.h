@@ -59,6 +59,9 @@ struct FlyFrame {
   uint64_t bytesRead = 0;  // height payload bytes the strategy read from the archive this frame
   uint64_t cacheHits = 0;   // tiles decoded from the VRAM cache this frame (cuda --cache vram)
   uint64_t cacheBytes = 0;  // bytes resident in the VRAM cache after this frame
+  // The host cache of compressed payloads (cuda --cache host): requests answered from it and
+  // tiles staged into it this frame, its bytes after this frame.
+  uint64_t hostHits = 0, hostStaged = 0, hostBytes = 0;
   // Imagery (0 without): tiles uploaded, wanted but not resident, archive bytes read and
   // texture bytes sent to the GPU this frame (BC1 or RGBA8 mips).
   size_t colourUploaded = 0, colourMissing = 0;
@@ -135,6 +138,7 @@ struct FlightSummary {
   double meanTriangles = 0;  // per flight frame
   size_t uploads = 0;
   double meanMissing = 0;  // tiles wanted but not resident, per frame
+  uint64_t hostHits = 0, hostStaged = 0;  // the host cache's (FlyFrame), over the flight
   // Imagery: uploads, bytes read / to the device over the flight, missing tiles per frame (mean,
   // and after the first frame the largest), 0 without imagery.
   size_t colourUploads = 0;

@@ -148,6 +148,7 @@ struct Renderer::Impl final : TileSink {
   uint64_t lastBytesRead = 0;
   uint64_t lastCompressed = 0, lastSamples = 0;  // StreamStats at the previous frame
   uint64_t lastCacheHits = 0;
+  uint64_t lastHostHits = 0, lastHostStaged = 0;
   double lastDeviceMs = 0;                        // StreamStats::deviceMs at the last finishFrame
   double selectMs = 0, updateMs = 0;              // this frame's timing (FrameStats)
   double colourMs = 0;                            // of which imagery work (FrameStats::colourCpuMs)
@@ -731,6 +732,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   {
     ScopedMs timer(updateMs);
     strategy.request(plan.request);
+    strategy.stage(plan.stage);
     if (colour) {
       ScopedMs colourTimer(colourMs);
       colour->request(colourRequest);
@@ -755,6 +757,9 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     st->samplesToDevice = ss.samplesToDevice - std::min(ss.samplesToDevice, lastSamples);
     st->bytesStreamed = bytesThisFrame;
     st->cacheHits = ss.cacheHits - std::min(ss.cacheHits, lastCacheHits);
+    st->hostHits = ss.hostHits - std::min(ss.hostHits, lastHostHits);
+    st->hostStaged = ss.hostStaged - std::min(ss.hostStaged, lastHostStaged);
+    st->hostBytes = ss.hostBytes;
     st->cacheBytes = ss.cacheBytes;
     st->tilesWanted = plan.wanted;
     st->tauWanted = plan.tau;
@@ -770,6 +775,8 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   lastCompressed = ss.compressedToDevice;
   lastSamples = ss.samplesToDevice;
   lastCacheHits = ss.cacheHits;
+  lastHostHits = ss.hostHits;
+  lastHostStaged = ss.hostStaged;
   if (colour) {
     const ColourStats cs = colour->stats();
     if (st) {
@@ -1195,6 +1202,8 @@ std::unique_ptr<Renderer> Renderer::create(const hfa::ArchiveReader& archive,
   impl->lastSamples = ss.samplesToDevice;
   impl->lastBytesRead = ss.bytesRead;
   impl->lastCacheHits = ss.cacheHits;
+  impl->lastHostHits = ss.hostHits;
+  impl->lastHostStaged = ss.hostStaged;
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
 
@@ -1272,6 +1281,8 @@ void Renderer::finishPrefetch(double* colourPreloadMs, uint64_t* colourCacheByte
   m.lastSamples = ss.samplesToDevice;
   m.lastBytesRead = ss.bytesRead;
   m.lastCacheHits = ss.cacheHits;
+  m.lastHostHits = ss.hostHits;
+  m.lastHostStaged = ss.hostStaged;
   if (m.colour) {
     m.colour->finishPrefetch(m.colourSink);
     const ColourStats cs = m.colour->stats();

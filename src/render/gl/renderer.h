@@ -138,6 +138,10 @@ struct FrameStats {
   // The strategy's VRAM-resident compressed cache (cuda --cache vram; 0 elsewhere): tiles
   // decoded from it this frame, and the bytes resident in it now.
   uint64_t cacheHits = 0, cacheBytes = 0;
+  // The strategy's host cache of compressed payloads (cuda --cache host; 0 elsewhere): requests
+  // answered from it this frame, tiles read into it ahead of being wanted this frame (staged),
+  // and its bytes now (StreamStats::hostHits, hostStaged, hostBytes).
+  uint64_t hostHits = 0, hostStaged = 0, hostBytes = 0;
   // The same for imagery (cuda --cache vram): tiles copied from the pool of BC1 chains this
   // frame, bytes kept in it now.
   uint64_t colourCacheHits = 0, colourCacheBytes = 0;

@@ -71,6 +71,7 @@
 #include "gpu/resident_decoder.h"
 #include "render/gl/stream_gl.h"
 #include "render/stream/compressed_cache.h"
+#include "render/stream/staged_payloads.h"
 
 namespace hfr {
 
@@ -88,6 +89,8 @@ class CudaStreamStrategy final : public StreamStrategy {
     if (options.vramCache) makeVram(options.cacheMiB);
     reserveBatches();
     progressive_ = options.progressive && !vram_;
+    if (!vram_ && !progressive_ && options.hostCacheMiB > 0)
+      host_ = std::make_unique<StagedPayloads<Loaded>>(uint64_t(options.hostCacheMiB * 1048576));
     lossy_.assign(archive.tiles().size(), 0);
     refine_.prefixBytes.assign(archive.tiles().size(), 0);
     for (int i = 0; i < kLoaders; ++i) loaders_.emplace_back([this] { load(); });
@@ -119,14 +122,34 @@ class CudaStreamStrategy final : public StreamStrategy {
       for (size_t t : vram_->hits) active_.erase(t);
       vram_->hits.clear();
     }
+    std::vector<Loaded> inMemory;  // --cache host: read before, batched this frame
     for (size_t t : tiles) {
       if (t >= archive_.tiles().size()) continue;
       if (!active_.insert(t).second) continue;
-      if (vram_ && vram_->state[t] == kReady) vram_->hits.push_back(t);  // no read needed
-      else queue_.push_back(t);
+      if (vram_ && vram_->state[t] == kReady) {
+        vram_->hits.push_back(t);  // no read needed
+      } else if (const Loaded* kept = host_ ? host_->find(t) : nullptr) {
+        inMemory.push_back(*kept);
+        inMemory.back().data = inMemory.back().bytes.data();
+      } else {
+        queue_.push_back(t);
+      }
     }
+    // Ahead of tiles loaded for earlier requests: these are wanted now (most important first).
+    ready_.insert(ready_.begin(), std::make_move_iterator(inMemory.begin()),
+                  std::make_move_iterator(inMemory.end()));
+    stats_.hostHits += inMemory.size();
     last_ = tiles;
     if (refine_.ready(queue_, active_.size())) wake_.notify_all();
+  }
+
+  void stage(const std::vector<size_t>& tiles) override {
+    if (fallback_) return fallback_->stage(tiles);
+    if (!host_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    host_->stage(tiles,
+                 [&](size_t t) { return t >= archive_.tiles().size() || active_.count(t) != 0; });
+    if (host_->hasStaged() && queue_.empty()) wake_.notify_all();
   }
 
   size_t deliver(TileSink& sink, size_t maxTiles) override {
@@ -190,6 +213,7 @@ class CudaStreamStrategy final : public StreamStrategy {
         s.cacheBytes = vram_->index.usedBytes();
         s.cacheCapacity = vram_->index.capacity();
       }
+      if (host_) s.hostBytes = host_->bytes();
     }
     if (fallback_) {
       const StreamStats f = fallback_->stats();
@@ -355,22 +379,45 @@ class CudaStreamStrategy final : public StreamStrategy {
     for (;;) {
       size_t tile;
       ReadAhead ahead;
-      bool refinement = false;
+      bool refinement = false, staged = false;
       uint32_t alreadyRead = 0;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        // Wanted tiles first, refinements when every requested tile has been delivered.
-        wake_.wait(lock, [&] { return stop_ || refine_.ready(queue_, active_.size()); });
+        // Wanted tiles first, refinements when every requested tile has been delivered, staged
+        // tiles (--cache host) when no wanted tile waits.
+        wake_.wait(lock, [&] {
+          return stop_ || refine_.ready(queue_, active_.size()) || (host_ && host_->hasStaged());
+        });
         if (stop_) return;
-        tile = refine_.take(queue_, refinement, alreadyRead);
-        if (!refinement) ahead.take(tile, queue_);
+        staged = queue_.empty() && host_ && host_->hasStaged();
+        if (staged) {
+          tile = host_->takeStaged();
+          ahead.take(tile, host_->staged());
+        } else {
+          tile = refine_.take(queue_, refinement, alreadyRead);
+          if (!refinement) ahead.take(tile, queue_);
+        }
       }
       if (!refinement) ahead.advise(archive_);
       Loaded l = read(tile, refinement ? 2 : (progressive_ ? 1 : 0), alreadyRead);
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.bytesRead += l.error.empty() ? l.bytesRead : 0;
       if (l.lossy) refine_.prefixBytes[tile] = l.bytesRead;
-      ready_.push_back(std::move(l));
+      if (host_ && l.error.empty()) {
+        host_->insert(tile, l.bytes.size(), l);
+        if (staged) ++stats_.hostStaged;
+      }
+      if (!staged) {
+        ready_.push_back(std::move(l));
+        continue;
+      }
+      // A staged tile requested while it was read: batched now instead of read again (an
+      // unreadable one is read again when requested, which reports its error).
+      const auto queued = std::find(queue_.begin(), queue_.end(), tile);
+      if (queued != queue_.end() && l.error.empty()) {
+        queue_.erase(queued);
+        ready_.push_back(std::move(l));
+      }
     }
   }
 
@@ -940,6 +987,9 @@ class CudaStreamStrategy final : public StreamStrategy {
   cudaGraphicsResource_t resource_ = nullptr;
   std::unique_ptr<StreamStrategy> fallback_;
   std::unique_ptr<Vram> vram_;  // --cache vram
+  // --cache host (without progressive loading): payloads read, requested or staged, kept in
+  // host memory; guarded by mutex_.
+  std::unique_ptr<StagedPayloads<Loaded>> host_;
   double deliveryScale_ = 1;
 
   mutable std::mutex mutex_;

@@ -34,27 +34,29 @@ bool cudaStreamBuilt() { return false; }
 #endif
 
 bool parseCacheOption(const std::string& text, StreamOptions& options, std::string& error) {
-  if (text == "host") {
-    options.vramCache = false;
-    options.cacheMiB = 0;
-    return true;
-  }
-  if (text == "vram") {
-    options.vramCache = true;
-    options.cacheMiB = 0;
-    return true;
-  }
-  if (text.rfind("vram:", 0) == 0) {
-    const std::string n = text.substr(5);
+  // "host" / "vram" alone, or with ":MiB" (a number, > 0 for vram, >= 0 for host).
+  auto mebibytes = [](const std::string& n, bool zeroAllowed, double& out) {
     char* end = nullptr;
     const double mib = std::strtod(n.c_str(), &end);
-    if (!n.empty() && end && !*end && std::isfinite(mib) && mib > 0 && mib <= 1 << 24) {
-      options.vramCache = true;
-      options.cacheMiB = mib;
-      return true;
-    }
+    if (n.empty() || !end || *end || !std::isfinite(mib) || mib < 0 || (mib == 0 && !zeroAllowed) ||
+        mib > 1 << 24)
+      return false;
+    out = mib;
+    return true;
+  };
+  double mib = 0;
+  if (text == "host" || (text.rfind("host:", 0) == 0 && mebibytes(text.substr(5), true, mib))) {
+    options.vramCache = false;
+    options.cacheMiB = 0;
+    if (text != "host") options.hostCacheMiB = mib;
+    return true;
   }
-  error = "--cache: '" + text + "' is not host, vram or vram:MiB (MiB > 0)";
+  if (text == "vram" || (text.rfind("vram:", 0) == 0 && mebibytes(text.substr(5), false, mib))) {
+    options.vramCache = true;
+    options.cacheMiB = text == "vram" ? 0 : mib;
+    return true;
+  }
+  error = "--cache: '" + text + "' is not host, host:MiB (MiB >= 0), vram or vram:MiB (MiB > 0)";
   return false;
 }
 

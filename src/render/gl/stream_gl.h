@@ -37,6 +37,11 @@ struct StreamOptions {
   // loaded in the background when it fits, after which nothing but 48-byte records crosses PCIe.
   bool vramCache = false;
   double cacheMiB = 0;
+  // cuda with --cache host[:MiB]: MiB of host memory for compressed payloads kept outside the
+  // atlas (render/stream/staged_payloads.h): the tiles it read and those the planner stages
+  // ahead of the camera (StreamStrategy::stage), so that a tile wanted again or as predicted is
+  // batched in the frame it is requested. 0 = none (every request waits for a loader).
+  double hostCacheMiB = 256;
   // cpu, cuda: progressive loading (--progressive): tiles arrive lossy from layers 1 + 2 and
   // are refined in place to exact (CpuStreamStrategy; stream_cuda.cpp). raw has no layers, and
   // cuda with vramCache loads tiles whole (a note says so).
@@ -49,7 +54,8 @@ struct StreamOptions {
   double stagingMiB = 0;
 };
 
-// Parses "host", "vram" or "vram:MiB" (MiB > 0) into `options`; false and a one-line error else.
+// Parses "host", "host:MiB" (MiB >= 0), "vram" or "vram:MiB" (MiB > 0) into `options`; false and
+// a one-line error else.
 bool parseCacheOption(const std::string& text, StreamOptions& options, std::string& error);
 
 // "cpu", "raw", "gl" or "cuda". nullptr and a one-line error for an unknown name or an archive the

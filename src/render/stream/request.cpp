@@ -124,6 +124,7 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   out.request.clear();
   out.missing.clear();
   out.needed.clear();
+  out.stage.clear();
   out.prefetch = out.blocked = 0;
 
   // What the camera wants now (hysteresis against the previous frame's wish), and what drawing
@@ -203,10 +204,16 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   // current view leaves free go to prefetching.
   const size_t cap = pages.capacity() > needed.size() ? pages.capacity() - needed.size() : 0;
   std::vector<size_t> prefetchRequest;
-  for (size_t i = 0; i < ahead.size() && i < cap; ++i) {
+  for (size_t i = 0; i < ahead.size(); ++i) {
     const size_t t = ahead[i];
-    if (pages.resident(t)) pages.touch(t, frame > 0 ? frame - 1 : 0);
-    else if (!failed[t]) prefetchRequest.push_back(t);
+    if (i >=
+        cap) {  // no atlas slot for it now: read ahead outside the atlas (StreamStrategy::stage)
+      if (!pages.resident(t) && !failed[t]) out.stage.push_back(t);
+    } else if (pages.resident(t)) {
+      pages.touch(t, frame > 0 ? frame - 1 : 0);
+    } else if (!failed[t]) {
+      prefetchRequest.push_back(t);
+    }
   }
   for (size_t t : needed) {
     if (pages.resident(t)) pages.touch(t, frame);

@@ -11,9 +11,10 @@
 //   a predicted camera. The request is, most important first: the missing tiles whose absence
 //   made the last drawn selection coarsen a balance split, then the needed tiles (coarse levels
 //   first, so the view refines progressively), then the prefetch tiles (coarse first, capped to
-//   the atlas slots the current view leaves free). Resident needed tiles are touched in the
-//   PageTable (never evicted this frame); resident prefetch tiles are touched as used in the
-//   previous frame: kept ahead of stale tiles in the LRU, but evictable for what this frame needs.
+//   the atlas slots the current view leaves free; the rest of them are `stage`d). Resident
+//   needed tiles are touched in the PageTable (never evicted this frame); resident prefetch
+//   tiles are touched as used in the previous frame: kept ahead of stale tiles in the LRU, but
+//   evictable for what this frame needs.
 //   selectDrawn() is the drawn selection (restricted to resident tiles, own hysteresis).
 #pragma once
 
@@ -68,6 +69,10 @@ struct RequestPlan {
   std::vector<size_t> predictedSelected;  // the predicted camera's selection (empty: none)
   size_t blocked = 0;           // tiles requested first to end a balance coarsening
   size_t prefetch = 0;          // tiles in `request` for the predicted camera only
+  // The predicted camera's tiles beyond the atlas slots the current view leaves free (coarse
+  // first; none resident or failed): for StreamStrategy::stage, which may read them ahead into
+  // memory outside the atlas, so that they are delivered in the frame they become wanted.
+  std::vector<size_t> stage;
   double tau = 0;               // tau of the wanted selection: the camera's, or larger when
                                 // the atlas cannot hold the view at the camera's tau
   LodStats lod;                 // of the full selection for the camera

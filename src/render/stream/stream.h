@@ -142,6 +142,10 @@ struct StreamStats {
   // it runs or when there is none).
   uint64_t cacheHits = 0, cacheMisses = 0, cacheBytes = 0, cacheCapacity = 0;
   double preloadMs = 0;
+  // The host cache of compressed payloads (cuda with --cache host, StreamOptions::hostCacheMiB;
+  // 0 elsewhere): requests answered from it (batched in the frame of the request, no loader),
+  // tiles read into it ahead of being wanted (stage), and its bytes now.
+  uint64_t hostHits = 0, hostStaged = 0, hostBytes = 0;
   // Progressive loading (CpuStreamStrategy progressive): tiles delivered lossy (layers 1 + 2)
   // and refined in place to exact so far, and the resident tiles still lossy now.
   size_t deliveredLossy = 0, refined = 0, lossyResident = 0;
@@ -154,6 +158,13 @@ class StreamStrategy {
   // The tiles wanted now, most important first. Replaces the queue of tiles not yet started;
   // tiles already being loaded finish. Never blocks on loading.
   virtual void request(const std::vector<size_t>& tiles) = 0;
+  // Tiles the camera is predicted to want that the atlas has no slot for now (RequestPlan::
+  // stage, coarse first; none of them in the last request). A strategy that keeps compressed
+  // payloads in memory outside the atlas may read them there after every requested tile, so
+  // that a later request for one is delivered in the frame it is made. Replaces the previous
+  // list; never blocks. Default: ignored (a strategy whose tiles are p * p * 2 bytes keeps
+  // nothing beyond the atlas).
+  virtual void stage(const std::vector<size_t>& /*tiles*/) {}
   // Hands at most `maxTiles` finished tiles to `sink`; never waits. Returns how many.
   virtual size_t deliver(TileSink& sink, size_t maxTiles) = 0;
   // Tiles this strategy may hand over per frame for each tile of the renderer's per-frame budget

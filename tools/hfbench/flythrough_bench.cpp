@@ -519,10 +519,11 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
   j.key("runs").beginArray();
   const double rawPayload = double(payloadBytes(*archives[0]));
   for (const Measured& m : runs) {
-    uint64_t h2d = 0, payload = 0;
+    uint64_t h2d = 0, payload = 0, payloadSent = 0;
     for (const hfr::FlyFrame& f : m.run.frames) {
       h2d += f.compressedToDevice + f.samplesToDevice + f.colourBytesToDevice;
       payload += f.bytesRead + f.colourBytesRead;
+      payloadSent += f.payloadToDevice;
     }
     const double own = double(payloadBytes(*archives[size_t(m.spec.archive)]));
     j.beginObject();
@@ -541,6 +542,7 @@ std::string flythroughJson(const std::string& name, const std::string& command, 
     j.field("host_cache_hits", int64_t(m.sum.hostHits))
         .field("host_staged_tiles", int64_t(m.sum.hostStaged));
     j.field("h2d_bytes", h2d).field("payload_bytes", payload);
+    if (payloadSent) j.field("payload_to_device_bytes", payloadSent);  // cuda from host memory
     j.field("render_thread_median_ms", m.sum.medianRenderCpuMs).field("render_thread_p99_ms", m.sum.p99RenderCpuMs);
     j.field("median_frame_ms", m.sum.medianMs).field("max_frame_ms_after_first", m.sum.maxAfterFirstMs);
     j.field("triangles_per_frame", m.sum.meanTriangles);

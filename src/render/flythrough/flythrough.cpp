@@ -57,6 +57,7 @@ FlyFrame timedFrame(Renderer& r, const Camera& cam, FrameStats* stats = nullptr)
   f.hostHits = st.hostHits;
   f.hostStaged = st.hostStaged;
   f.hostBytes = st.hostBytes;
+  f.payloadToDevice = st.payloadToDevice;
   f.colourUploaded = st.colourUploads;
   f.colourMissing = st.colourMissing;
   f.colourBytesRead = st.colourBytesStreamed;

@@ -62,6 +62,7 @@ struct FlyFrame {
   // The host cache of compressed payloads (cuda --cache host): requests answered from it and
   // tiles staged into it this frame, its bytes after this frame.
   uint64_t hostHits = 0, hostStaged = 0, hostBytes = 0;
+  uint64_t payloadToDevice = 0;  // cuda: payload bytes of the tiles it sent this frame
   // Imagery (0 without): tiles uploaded, wanted but not resident, archive bytes read and
   // texture bytes sent to the GPU this frame (BC1 or RGBA8 mips).
   size_t colourUploaded = 0, colourMissing = 0;

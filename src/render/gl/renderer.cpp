@@ -148,7 +148,7 @@ struct Renderer::Impl final : TileSink {
   uint64_t lastBytesRead = 0;
   uint64_t lastCompressed = 0, lastSamples = 0;  // StreamStats at the previous frame
   uint64_t lastCacheHits = 0;
-  uint64_t lastHostHits = 0, lastHostStaged = 0;
+  uint64_t lastHostHits = 0, lastHostStaged = 0, lastPayloadToDevice = 0;
   double lastDeviceMs = 0;                        // StreamStats::deviceMs at the last finishFrame
   double selectMs = 0, updateMs = 0;              // this frame's timing (FrameStats)
   double colourMs = 0;                            // of which imagery work (FrameStats::colourCpuMs)
@@ -760,6 +760,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     st->hostHits = ss.hostHits - std::min(ss.hostHits, lastHostHits);
     st->hostStaged = ss.hostStaged - std::min(ss.hostStaged, lastHostStaged);
     st->hostBytes = ss.hostBytes;
+    st->payloadToDevice = ss.payloadToDevice - std::min(ss.payloadToDevice, lastPayloadToDevice);
     st->cacheBytes = ss.cacheBytes;
     st->tilesWanted = plan.wanted;
     st->tauWanted = plan.tau;
@@ -777,6 +778,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
   lastCacheHits = ss.cacheHits;
   lastHostHits = ss.hostHits;
   lastHostStaged = ss.hostStaged;
+  lastPayloadToDevice = ss.payloadToDevice;
   if (colour) {
     const ColourStats cs = colour->stats();
     if (st) {
@@ -1204,6 +1206,7 @@ std::unique_ptr<Renderer> Renderer::create(const hfa::ArchiveReader& archive,
   impl->lastCacheHits = ss.cacheHits;
   impl->lastHostHits = ss.hostHits;
   impl->lastHostStaged = ss.hostStaged;
+  impl->lastPayloadToDevice = ss.payloadToDevice;
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
 
@@ -1283,6 +1286,7 @@ void Renderer::finishPrefetch(double* colourPreloadMs, uint64_t* colourCacheByte
   m.lastCacheHits = ss.cacheHits;
   m.lastHostHits = ss.hostHits;
   m.lastHostStaged = ss.hostStaged;
+  m.lastPayloadToDevice = ss.payloadToDevice;
   if (m.colour) {
     m.colour->finishPrefetch(m.colourSink);
     const ColourStats cs = m.colour->stats();

@@ -142,6 +142,7 @@ struct FrameStats {
   // answered from it this frame, tiles read into it ahead of being wanted this frame (staged),
   // and its bytes now (StreamStats::hostHits, hostStaged, hostBytes).
   uint64_t hostHits = 0, hostStaged = 0, hostBytes = 0;
+  uint64_t payloadToDevice = 0;  // StreamStats::payloadToDevice this frame
   // The same for imagery (cuda --cache vram): tiles copied from the pool of BC1 chains this
   // frame, bytes kept in it now.
   uint64_t colourCacheHits = 0, colourCacheBytes = 0;

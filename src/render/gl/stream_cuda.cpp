@@ -908,7 +908,9 @@ class CudaStreamStrategy final : public StreamStrategy {
     }
     size_t committed = 0, refined = 0;
     std::vector<size_t> toRefine;
-    uint64_t blob = 0;
+    uint64_t blob = 0, sentPayload = 0;
+    for (const hfgpu::PatchInput& in : patches) sentPayload += in.size;
+    for (const hfgpu::AnsSurfaceInput& in : ansInputs) sentPayload += in.size;
     if (!patches.empty() || !ansInputs.empty()) {
       Pair& pr = *idle;
       ++next_;
@@ -977,6 +979,7 @@ class CudaStreamStrategy final : public StreamStrategy {
     stats_.failed += failed;
     stats_.dropped += dropped;
     stats_.compressedToDevice += blob;
+    stats_.payloadToDevice += sentPayload;
     return committed;
   }
 

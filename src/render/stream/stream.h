@@ -146,6 +146,9 @@ struct StreamStats {
   // 0 elsewhere): requests answered from it (batched in the frame of the request, no loader),
   // tiles read into it ahead of being wanted (stage), and its bytes now.
   uint64_t hostHits = 0, hostStaged = 0, hostBytes = 0;
+  // cuda from host memory: the payload bytes of the tiles in its batches so far (a tile sent
+  // again from the host cache counts again), what compressedToDevice carries besides records.
+  uint64_t payloadToDevice = 0;
   // Progressive loading (CpuStreamStrategy progressive): tiles delivered lossy (layers 1 + 2)
   // and refined in place to exact so far, and the resident tiles still lossy now.
   size_t deliveredLossy = 0, refined = 0, lossyResident = 0;

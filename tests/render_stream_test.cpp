@@ -366,6 +366,41 @@ hfr::Camera flightCamera(int frame) {
 // The drawn selection adopts the wanted one when every tile the plan needs is resident, which
 // must be exactly what a second selection restricted to the resident tiles gives; with a tile
 // missing it selects again (drawn from the ancestor).
+// When the camera starts moving, the first prediction is prefetchSeconds ahead: the tiles wanted on
+// the way there (and in neither the current nor the predicted view) are requested too (the
+// sweep), or they would be asked for only in the frame they are wanted (issue 18's flights).
+TEST(RequestPlanner, MotionStartRequestsTheTilesOnTheWayToThePrediction) {
+  const hfr::LodPyramid pyr = flightPyramid();
+  const hfr::DominoPatterns patterns(pyr.tileLog);
+  const hfr::LodSelector selector(pyr);
+  hfr::PageTable pages(pyr.tiles.size(), pyr.tiles.size());  // room for everything: no stage
+  const std::vector<uint8_t> failed(pyr.tiles.size(), 0);
+  hfr::RequestPlanner planner;
+  hfr::RequestPlan plan;
+  const hfr::LodCamera now = lodCamera(flightCamera(0));
+  const hfr::LodCamera ahead = lodCamera(flightCamera(400));  // 3.2 km further east
+  planner.plan(selector, patterns, now, &ahead, pages, 1, failed, plan);
+  EXPECT_TRUE(plan.stage.empty());
+  const std::set<size_t> requested(plan.request.begin(), plan.request.end());
+  std::set<size_t> ends;  // the current and the predicted selections
+  for (const hfr::LodCamera* c : {&now, &ahead})
+    for (const hfr::DrawTile& d : selector.select(*c, patterns)) ends.insert(d.tile);
+  size_t between = 0, missed = 0;
+  for (int f : {100, 200, 300}) {
+    for (const hfr::DrawTile& d : selector.select(lodCamera(flightCamera(f)), patterns)) {
+      if (ends.count(d.tile)) continue;
+      ++between;
+      missed += requested.count(d.tile) == 0;
+    }
+  }
+  EXPECT_GT(between, 0u);  // the flight has tiles wanted only on the way
+  EXPECT_EQ(missed, 0u) << "of " << between;
+  // Later refreshes keep them requested while they load (the sweep stays for a while).
+  planner.plan(selector, patterns, lodCamera(flightCamera(8)), &ahead, pages, 3, failed, plan);
+  const std::set<size_t> later(plan.request.begin(), plan.request.end());
+  for (size_t t : requested) EXPECT_TRUE(later.count(t) || pages.resident(t)) << "tile " << t;
+}
+
 TEST(RequestPlanner, DrawnSelectionReusesTheWantedOneOnlyWhenEverythingNeededIsResident) {
   const hfr::LodPyramid pyr = flightPyramid();
   const hfr::DominoPatterns patterns(pyr.tileLog);

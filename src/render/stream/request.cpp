@@ -79,8 +79,26 @@ bool CameraMotion::predict(double ahead, Camera& out) const {
 
 // ---- RequestPlanner ----
 
+namespace {
+
+// `c` moved to `c.eye + f * (to.eye - c.eye)` with its orientation and projection kept:
+// viewProj x T(-d) changes the last column only (column-major).
+LodCamera translatedTowards(const LodCamera& c, const LodCamera& to, double f) {
+  LodCamera out = c;
+  const double d[3] = {f * (to.eye[0] - c.eye[0]), f * (to.eye[1] - c.eye[1]),
+                       f * (to.eye[2] - c.eye[2])};
+  for (int i = 0; i < 3; ++i) out.eye[size_t(i)] += d[i];
+  for (size_t i = 0; i < 4; ++i)
+    out.viewProj[12 + i] = c.viewProj[12 + i] - d[0] * c.viewProj[i] - d[1] * c.viewProj[4 + i] -
+                           d[2] * c.viewProj[8 + i];
+  return out;
+}
+
+}  // namespace
+
 void RequestPlanner::reset() {
   aheadCache_.clear();
+  sweep_.clear();
   wanted_.clear();
   drawn_.clear();
   blocked_.clear();
@@ -181,17 +199,33 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   // The prediction moves slowly (it is prefetchSeconds ahead), so its selection is made every
   // kPrefetchEvery frames and reused in between: the render thread saves a third of its
   // selection time, and the prefetch tiles stay in the request every frame.
+  // When the motion starts, no earlier prediction covers the time until the predicted camera:
+  // the sweep adds the selections of cameras a quarter, half and three quarters of the way
+  // there (the current view translated), kept in the request for kSweepRefreshes refreshes.
   if (predicted) {
     if (aheadCache_.empty() || frame >= aheadFrame_ + kPrefetchEvery || frame < aheadFrame_) {
+      if (aheadCache_.empty()) {
+        sweep_.clear();
+        for (double f : {0.25, 0.5, 0.75})
+          for (const DrawTile& d :
+               selector.select(translatedTowards(camera, *predicted, f), patterns))
+            sweep_.push_back(d.tile);
+        sweepRefreshes_ = 0;
+      } else if (++sweepRefreshes_ > kSweepRefreshes) {
+        sweep_.clear();
+      }
       aheadCache_.clear();
       for (const DrawTile& d : selector.select(*predicted, patterns)) aheadCache_.push_back(d.tile);
       aheadFrame_ = frame;
     }
+    for (size_t t : sweep_)
+      if (t < tiles.size()) addNeeded(selector, t, ahead);
     for (size_t t : aheadCache_)
       if (t < tiles.size()) addNeeded(selector, t, ahead);
     out.predictedSelected = aheadCache_;
   } else {
     aheadCache_.clear();
+    sweep_.clear();
   }
 
   auto coarseFirst = [&](size_t a, size_t b) { return tiles[a].level > tiles[b].level; };

@@ -81,7 +81,12 @@ struct RequestPlan {
 class RequestPlanner {
  public:
   static constexpr int kMaxTauSteps = 12;  // tau x 1.5^12 = x 130 at most, then the view is cut
-  static constexpr uint64_t kPrefetchEvery = 4;  // frames between two predicted selections
+  // Frames between two predicted selections. Each looks prefetchSeconds ahead, so the times
+  // they cover are kPrefetchEvery frames apart: a tile wanted for fewer frames than that (a
+  // balance split at the view's edge) could fall between two and be first asked for in the
+  // frame it is wanted (issue 18's flights: 4 tiles every few hundred frames at every 4th).
+  static constexpr uint64_t kPrefetchEvery = 2;
+  static constexpr int kSweepRefreshes = 24;  // refreshes a motion start's sweep stays requested
   // One frame's request. `predicted` (optional): the camera expected a little later; its
   // tiles come last. `failed` (one entry per tile): tiles that cannot be loaded (never asked
   // for). Touches resident tiles in `pages` for `frame`.
@@ -116,6 +121,8 @@ class RequestPlanner {
   LodCamera planned_;    // the camera of the last plan (selectDrawn reuses only for it)
   std::vector<size_t> blocked_;
   std::vector<size_t> aheadCache_;  // the predicted camera's selection (kPrefetchEvery frames)
+  std::vector<size_t> sweep_;       // selections between the camera and the first prediction
+  int sweepRefreshes_ = 0;
   uint64_t aheadFrame_ = 0;
   std::vector<uint8_t> mark_;  // per tile: kNeeded | kExpanded | kCurrent
   std::vector<size_t> marked_;

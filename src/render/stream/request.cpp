@@ -197,8 +197,8 @@ void RequestPlanner::plan(const LodSelector& selector, const DominoPatterns& pat
   out.predictedSelected.clear();
   // What the predicted camera will want, beyond that (no history: a look ahead, not a frame).
   // The prediction moves slowly (it is prefetchSeconds ahead), so its selection is made every
-  // kPrefetchEvery frames and reused in between: the render thread saves a third of its
-  // selection time, and the prefetch tiles stay in the request every frame.
+  // kPrefetchEvery frames and reused in between: the render thread selects for it every other
+  // frame only, and the prefetch tiles stay in the request every frame.
   // When the motion starts, no earlier prediction covers the time until the predicted camera:
   // the sweep adds the selections of cameras a quarter, half and three quarters of the way
   // there (the current view translated), kept in the request for kSweepRefreshes refreshes.

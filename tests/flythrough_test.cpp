@@ -268,7 +268,18 @@ class CountingStrategy final : public hfr::StreamStrategy {
  public:
   explicit CountingStrategy(std::unique_ptr<hfr::StreamStrategy> s) : s_(std::move(s)) {}
   const char* name() const override { return s_->name(); }
-  void request(const std::vector<size_t>& tiles) override { s_->request(tiles); }
+  void request(const std::vector<size_t>& tiles) override {
+    lastRequest_ = tiles;
+    s_->request(tiles);
+  }
+  // The renderer stages after each request: staged tiles are never in that request.
+  void stage(const std::vector<size_t>& tiles) override {
+    ++stageCalls;
+    stagedTiles += tiles.size();
+    for (size_t t : tiles)
+      stagedAlsoRequested += size_t(std::count(lastRequest_.begin(), lastRequest_.end(), t));
+    s_->stage(tiles);
+  }
   size_t deliver(hfr::TileSink& sink, size_t maxTiles) override {
     ++deliverCalls;
     const size_t n = s_->deliver(sink, maxTiles);
@@ -285,9 +296,11 @@ class CountingStrategy final : public hfr::StreamStrategy {
   void releaseGl() override { s_->releaseGl(); }
 
   size_t deliverCalls = 0, delivered = 0, loadedNow = 0;
+  size_t stageCalls = 0, stagedTiles = 0, stagedAlsoRequested = 0;
 
  private:
   std::unique_ptr<hfr::StreamStrategy> s_;
+  std::vector<size_t> lastRequest_;
 };
 
 struct Fly {
@@ -423,6 +436,20 @@ TEST(FlythroughRun, CpuDiagonal) {
   FLY_OR_SKIP(f);
   expectConsistentRun(f, 12, o.dt);
   EXPECT_NE(f.run.path.find("diagonal"), std::string::npos) << f.run.path;
+}
+
+// The renderer hands the planner's staged tiles (predicted, beyond the atlas's free slots) to the
+// strategy once per frame, after the request and never overlapping it (the planner's staging itself:
+// render_stream_test.cpp).
+TEST(FlythroughRun, StagedTilesGoToTheStrategyEveryFrameApartFromTheRequest) {
+  REQUIRE_GL();
+  hfr::FlythroughOptions o;
+  o.frames = 24;
+  Fly f;
+  fly(f, "cpu", o);
+  FLY_OR_SKIP(f);
+  EXPECT_EQ(f.strategy->stageCalls, f.run.frames.size());
+  EXPECT_EQ(f.strategy->stagedAlsoRequested, 0u);
 }
 
 TEST(FlythroughRun, RawOnRawTwin) {

@@ -439,8 +439,8 @@ TEST(FlythroughRun, CpuDiagonal) {
 }
 
 // The renderer hands the planner's staged tiles (predicted, beyond the atlas's free slots) to the
-// strategy once per frame, after the request and never overlapping it (the planner's staging itself:
-// render_stream_test.cpp).
+// strategy once per frame, after the request and never overlapping it (the planner's staging
+// itself: render_stream_test.cpp).
 TEST(FlythroughRun, StagedTilesGoToTheStrategyEveryFrameApartFromTheRequest) {
   REQUIRE_GL();
   hfr::FlythroughOptions o;

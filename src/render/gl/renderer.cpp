@@ -145,10 +145,7 @@ struct Renderer::Impl final : TileSink {
   std::array<double, 3> gpuMs{-1, -1, -1};
   int querySet = -1;  // the set of the frame being drawn; -1: stream() only, no timing
   int lastQuerySet = -1;  // the set of the last frame() (finishFrame reads it)
-  uint64_t lastBytesRead = 0;
-  uint64_t lastCompressed = 0, lastSamples = 0;  // StreamStats at the previous frame
-  uint64_t lastCacheHits = 0;
-  uint64_t lastHostHits = 0, lastHostStaged = 0, lastPayloadToDevice = 0;
+  StreamStats lastStream;  // the strategy's counters at the previous frame (per-frame differences)
   double lastDeviceMs = 0;                        // StreamStats::deviceMs at the last finishFrame
   double selectMs = 0, updateMs = 0;              // this frame's timing (FrameStats)
   double colourMs = 0;                            // of which imagery work (FrameStats::colourCpuMs)
@@ -746,21 +743,22 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
     endPass();
   }
   const StreamStats ss = strategy.stats();  // one lock of the strategy per frame
-  const uint64_t bytesThisFrame = ss.bytesRead - std::min(ss.bytesRead, lastBytesRead);
-  lastBytesRead = ss.bytesRead;
+  // A counter's growth since the previous frame (0 if it went back).
+  auto since = [](uint64_t now, uint64_t before) { return now - std::min(now, before); };
+  const uint64_t bytesThisFrame = since(ss.bytesRead, lastStream.bytesRead);
   if (st) {
     st->selectMs = selectMs;
     st->updateCpuMs = updateMs;
     st->tilesRequested = plan.request.size();
     st->tilesPrefetch = plan.prefetch;
-    st->compressedToDevice = ss.compressedToDevice - std::min(ss.compressedToDevice, lastCompressed);
-    st->samplesToDevice = ss.samplesToDevice - std::min(ss.samplesToDevice, lastSamples);
+    st->compressedToDevice = since(ss.compressedToDevice, lastStream.compressedToDevice);
+    st->samplesToDevice = since(ss.samplesToDevice, lastStream.samplesToDevice);
     st->bytesStreamed = bytesThisFrame;
-    st->cacheHits = ss.cacheHits - std::min(ss.cacheHits, lastCacheHits);
-    st->hostHits = ss.hostHits - std::min(ss.hostHits, lastHostHits);
-    st->hostStaged = ss.hostStaged - std::min(ss.hostStaged, lastHostStaged);
+    st->cacheHits = since(ss.cacheHits, lastStream.cacheHits);
+    st->hostHits = since(ss.hostHits, lastStream.hostHits);
+    st->hostStaged = since(ss.hostStaged, lastStream.hostStaged);
     st->hostBytes = ss.hostBytes;
-    st->payloadToDevice = ss.payloadToDevice - std::min(ss.payloadToDevice, lastPayloadToDevice);
+    st->payloadToDevice = since(ss.payloadToDevice, lastStream.payloadToDevice);
     st->cacheBytes = ss.cacheBytes;
     st->tilesWanted = plan.wanted;
     st->tauWanted = plan.tau;
@@ -773,12 +771,7 @@ void Renderer::Impl::streamStep(const Camera& cam, FrameStats* st) {
       if (!pages->resident(t)) ++st->tilesMissing;
     st->failedTiles = size_t(std::count(failedTiles.begin(), failedTiles.end(), 1));
   }
-  lastCompressed = ss.compressedToDevice;
-  lastSamples = ss.samplesToDevice;
-  lastCacheHits = ss.cacheHits;
-  lastHostHits = ss.hostHits;
-  lastHostStaged = ss.hostStaged;
-  lastPayloadToDevice = ss.payloadToDevice;
+  lastStream = ss;
   if (colour) {
     const ColourStats cs = colour->stats();
     if (st) {
@@ -1199,14 +1192,7 @@ std::unique_ptr<Renderer> Renderer::create(const hfa::ArchiveReader& archive,
   auto impl = std::make_unique<Impl>(archive, strategy, settings);
   if (!impl->init(error)) return nullptr;
   // Per-frame byte counts start after the synchronous load of the top level.
-  const StreamStats ss = strategy.stats();
-  impl->lastCompressed = ss.compressedToDevice;
-  impl->lastSamples = ss.samplesToDevice;
-  impl->lastBytesRead = ss.bytesRead;
-  impl->lastCacheHits = ss.cacheHits;
-  impl->lastHostHits = ss.hostHits;
-  impl->lastHostStaged = ss.hostStaged;
-  impl->lastPayloadToDevice = ss.payloadToDevice;
+  impl->lastStream = strategy.stats();
   return std::unique_ptr<Renderer>(new Renderer(std::move(impl)));
 }
 
@@ -1279,14 +1265,7 @@ void Renderer::finishFrame(FrameStats* stats) {
 void Renderer::finishPrefetch(double* colourPreloadMs, uint64_t* colourCacheBytes) {
   Impl& m = *impl_;
   m.strategy.finishPrefetch();
-  const StreamStats ss = m.strategy.stats();
-  m.lastCompressed = ss.compressedToDevice;
-  m.lastSamples = ss.samplesToDevice;
-  m.lastBytesRead = ss.bytesRead;
-  m.lastCacheHits = ss.cacheHits;
-  m.lastHostHits = ss.hostHits;
-  m.lastHostStaged = ss.hostStaged;
-  m.lastPayloadToDevice = ss.payloadToDevice;
+  m.lastStream = m.strategy.stats();
   if (m.colour) {
     m.colour->finishPrefetch(m.colourSink);
     const ColourStats cs = m.colour->stats();

@@ -315,14 +315,16 @@ struct Fly {
 constexpr int kW = 160, kH = 90;
 
 // One run of `strategyName` on the sample (raw: its raw twin), tiny view.
-void fly(Fly& f, const std::string& strategyName, const hfr::FlythroughOptions& options,
-         int w = kW, int h = kH) {
+void fly(Fly& f, const std::string& strategyName, const hfr::FlythroughOptions& options, int w = kW,
+         int h = kH, const hfr::StreamOptions* streamOptions = nullptr,
+         double budgetFraction = 0.55) {
   std::string error, note;
   if (!f.archive.open(samplePath(strategyName == "raw"), error)) {
     f.skip = "archive: " + error;
     return;
   }
-  auto s = hfr::makeRenderStreamStrategy(strategyName, f.archive, error, note);
+  auto s = hfr::makeRenderStreamStrategy(strategyName, f.archive, error, note,
+                                         streamOptions ? *streamOptions : hfr::StreamOptions{});
   if (!s) {
     f.skip = strategyName + ": " + error;
     return;
@@ -331,7 +333,7 @@ void fly(Fly& f, const std::string& strategyName, const hfr::FlythroughOptions& 
   hfr::RenderSettings rs;
   rs.width = w;
   rs.height = h;
-  rs.atlasBudgetMiB = hfr::atlasBudgetForFraction(f.archive, 0.55);
+  rs.atlasBudgetMiB = hfr::atlasBudgetForFraction(f.archive, budgetFraction);
   f.run.strategy = strategyName;
   f.ok = hfr::runFlythrough(f.archive, *f.strategy, rs, options, f.run, f.error);
 }
@@ -450,6 +452,51 @@ TEST(FlythroughRun, StagedTilesGoToTheStrategyEveryFrameApartFromTheRequest) {
   FLY_OR_SKIP(f);
   EXPECT_EQ(f.strategy->stageCalls, f.run.frames.size());
   EXPECT_EQ(f.strategy->stagedAlsoRequested, 0u);
+}
+
+// gl keeps what its loaders laid out, and reads the staged tiles ahead, in host memory (--cache
+// host, the default): the planner's staged tiles are read into it and later requests are answered
+// from it in the frame they are made; with the cache off (host:0) nothing is.
+TEST(FlythroughRun, GlReadsStagedTilesIntoItsHostCacheAndAnswersRequestsFromIt) {
+  REQUIRE_GL();
+  constexpr double kSmallAtlas = 0.25;  // the prediction does not fit beside the view: it stages
+  hfr::FlythroughOptions o;
+  o.frames = 32;
+  o.dt = 0.05;  // 1.6 s of flight: past the prediction's horizon
+  Fly f;
+  fly(f, "gl", o, 480, 270, nullptr, kSmallAtlas);
+  FLY_OR_SKIP(f);
+  if (std::string(f.strategy->name()) != "gl")
+    GTEST_SKIP() << "gl fell back to " << f.strategy->name();
+  ASSERT_GT(f.strategy->stagedTiles, 0u) << "the flight staged nothing: the test proves nothing";
+  const hfr::StreamStats with = f.strategy->stats();
+  std::printf(
+      "gl, host cache: %zu tiles handed to stage, %llu read into the cache, %llu requests answered "
+      "from it, %llu bytes kept\n",
+      f.strategy->stagedTiles, (unsigned long long)with.hostStaged,
+      (unsigned long long)with.hostHits, (unsigned long long)with.hostBytes);
+  EXPECT_GT(with.hostStaged, 0u);
+  EXPECT_GT(with.hostHits, 0u);
+  EXPECT_GT(with.hostBytes, 0u);
+
+  hfr::StreamOptions none;
+  none.hostCacheMiB = 0;
+  Fly g;
+  fly(g, "gl", o, 480, 270, &none, kSmallAtlas);
+  FLY_OR_SKIP(g);
+  const hfr::StreamStats without = g.strategy->stats();
+  auto missing = [](const hfr::FlythroughRun& run) {
+    size_t n = 0;
+    for (const hfr::FlyFrame& x : run.frames) n += x.fill ? 0 : x.tilesMissing;
+    return n;
+  };
+  std::printf(
+      "missing tile-frames in flight: %zu with the host cache, %zu without (real time: not "
+      "asserted)\n",
+      missing(f.run), missing(g.run));
+  EXPECT_EQ(without.hostStaged, 0u);
+  EXPECT_EQ(without.hostHits, 0u);
+  EXPECT_EQ(without.hostBytes, 0u);
 }
 
 TEST(FlythroughRun, RawOnRawTwin) {

@@ -633,7 +633,7 @@ int runFlythroughCommand(int argc, char** argv) {
            if (!hfr::parseCacheOption(v, cacheOptions, err)) throw CLI::ValidationError(err);
          },
          "vram adds a run with the compressed tiles in device memory; host:MiB sizes the cuda "
-         "runs' host cache of "
+         "and gl runs' host cache of "
          "compressed payloads (default 256, 0 = none)")
       ->type_name("host[:MiB]|vram[:MiB]");
   app.add_option("--json", jsonPath, "also write every run's figures as JSON")->type_name("FILE");
@@ -792,7 +792,8 @@ int runFlythroughCommand(int argc, char** argv) {
     hfr::StreamOptions so;
     so.streams = spec.streams;
     so.progressive = spec.progressive;
-    so.hostCacheMiB = cacheOptions.hostCacheMiB;  // --cache host:MiB (cuda's runs from host memory)
+    so.hostCacheMiB =
+        cacheOptions.hostCacheMiB;  // --cache host:MiB (cuda's and gl's runs from host memory)
     if (spec.vram) {
       so.vramCache = true;
       so.cacheMiB = cacheOptions.cacheMiB;

@@ -25,7 +25,10 @@
 // as its dispatch is issued: entries are pinned only while their batch is built, and nothing
 // waits for a dispatch to finish (--cache vram).
 //
-// --cache host: every decode sends its tile. The render thread copies each batch's entries
+// --cache host: every decode sends its tile. Entries laid out before (requested, or staged ahead
+// by the planner: StreamStrategy::stage, read when no requested tile waits) are kept in host
+// memory (render/stream/staged_payloads.h, StreamOptions::hostCacheMiB), and a request for one is
+// delivered in the frame it is made. The render thread copies each batch's entries
 // into a persistently mapped ring (a memcpy, no GL call per tile) and issues one GPU copy of
 // the batch's bytes into the same offsets of the pool, which the dispatch reads; a ring range
 // is reused once its batch's fence has signalled. --cache vram[:MiB]: entries stay (least
@@ -51,6 +54,7 @@
 #include "render/gl/stream_gl.h"
 #include "render/stream/compressed_cache.h"
 #include "render/stream/decode_entry.h"
+#include "render/stream/staged_payloads.h"
 
 namespace hfr {
 
@@ -93,6 +97,8 @@ class ComputeStreamStrategy final : public StreamStrategy {
     if (decodedHere > 0)
       loaders = std::max(loaders, options.threads > 0 ? options.threads
                                                       : int(std::thread::hardware_concurrency()) - 1);
+    if (!options.vramCache && options.hostCacheMiB > 0)
+      host_ = std::make_unique<StagedPayloads<Loaded>>(uint64_t(options.hostCacheMiB * 1048576));
     for (int i = 0; i < loaders; ++i) loaders_.emplace_back([this] { load(); });
     // HFPaC tiles travel compressed; HFAN and 2DRBUC ones as stored samples.
     deliveryScale_ = compressedDeliveryScale(archive, [](hfa::Codec c) { return c == hfa::Codec::Hfpac; });
@@ -112,13 +118,29 @@ class ComputeStreamStrategy final : public StreamStrategy {
     queue_.clear();
     for (size_t t : hits_) active_.erase(t);
     hits_.clear();
+    std::vector<Loaded> inMemory;  // --cache host: laid out before, batched this frame
     for (size_t t : tiles) {
       if (t >= archive_.tiles().size()) continue;
       if (!active_.insert(t).second) continue;
       if (inPool_[t].valid) hits_.push_back(t);  // in the VRAM pool: no read
+      else if (const Loaded* kept = host_ ? host_->find(t) : nullptr)
+        inMemory.push_back(*kept);
       else queue_.push_back(t);
     }
+    // Ahead of tiles loaded for earlier requests: these are wanted now (most important first).
+    ready_.insert(ready_.begin(), std::make_move_iterator(inMemory.begin()),
+                  std::make_move_iterator(inMemory.end()));
+    stats_.hostHits += inMemory.size();
     if (!queue_.empty()) wake_.notify_all();
+  }
+
+  void stage(const std::vector<size_t>& tiles) override {
+    if (fallback_) return fallback_->stage(tiles);
+    if (!host_) return;
+    std::lock_guard<std::mutex> lock(mutex_);
+    host_->stage(tiles,
+                 [&](size_t t) { return t >= archive_.tiles().size() || active_.count(t) != 0; });
+    if (host_->hasStaged() && queue_.empty()) wake_.notify_all();
   }
 
   size_t deliver(TileSink& sink, size_t maxTiles) override {
@@ -167,6 +189,7 @@ class ComputeStreamStrategy final : public StreamStrategy {
     std::lock_guard<std::mutex> lock(mutex_);
     StreamStats s = stats_;
     s.requested = active_.size();
+    if (host_) s.hostBytes = host_->bytes();
     if (index_ && options_.vramCache) {
       s.cacheBytes = index_->usedBytes();
       s.cacheCapacity = index_->capacity();
@@ -285,23 +308,34 @@ class ComputeStreamStrategy final : public StreamStrategy {
     return l;
   }
 
+  // Requested tiles first; staged ones (--cache host) when no requested tile waits.
   void load() {
     for (;;) {
       size_t tile;
       ReadAhead ahead;
+      bool staged = false;
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        wake_.wait(lock, [&] { return stop_ || !queue_.empty() || (host_ && host_->hasStaged()); });
         if (stop_) return;
-        tile = queue_.front();
-        queue_.pop_front();
-        ahead.take(tile, queue_);
+        staged = queue_.empty();
+        if (staged) {
+          tile = host_->takeStaged();
+          ahead.take(tile, host_->staged());
+        } else {
+          tile = queue_.front();
+          queue_.pop_front();
+          ahead.take(tile, queue_);
+        }
       }
       ahead.advise(archive_);
       Loaded l = read(tile);
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.bytesRead += l.error.empty() ? archive_.tiles()[tile].size : 0;
-      ready_.push_back(std::move(l));
+      if (staged && l.error.empty()) ++stats_.hostStaged;
+      const uint64_t kept = l.entry.bytes.size() + l.samples.size() * sizeof(uint16_t);
+      if (!host_ || host_->keepRead(tile, staged, l.error.empty(), kept, l, queue_))
+        ready_.push_back(std::move(l));
     }
   }
 
@@ -741,6 +775,9 @@ class ComputeStreamStrategy final : public StreamStrategy {
   uint64_t transientSize_ = 0;  // --cache vram: the pool buffer's region for stored entries, after the cache
   uint64_t transientBase_ = 0;  // its offset (the cache's capacity)
   double deliveryScale_ = 1;
+  // --cache host: tiles laid out before (requested or staged), kept in host memory outside the
+  // atlas (render/stream/staged_payloads.h); guarded by mutex_.
+  std::unique_ptr<StagedPayloads<Loaded>> host_;
   std::unique_ptr<StreamStrategy> fallback_;
   std::vector<size_t> last_;  // the last request (replayed to a fallback)
 

@@ -403,21 +403,9 @@ class CudaStreamStrategy final : public StreamStrategy {
       std::lock_guard<std::mutex> lock(mutex_);
       stats_.bytesRead += l.error.empty() ? l.bytesRead : 0;
       if (l.lossy) refine_.prefixBytes[tile] = l.bytesRead;
-      if (host_ && l.error.empty()) {
-        host_->insert(tile, l.bytes.size(), l);
-        if (staged) ++stats_.hostStaged;
-      }
-      if (!staged) {
+      if (staged && l.error.empty()) ++stats_.hostStaged;
+      if (!host_ || host_->keepRead(tile, staged, l.error.empty(), l.bytes.size(), l, queue_))
         ready_.push_back(std::move(l));
-        continue;
-      }
-      // A staged tile requested while it was read: batched now instead of read again (an
-      // unreadable one is read again when requested, which reports its error).
-      const auto queued = std::find(queue_.begin(), queue_.end(), tile);
-      if (queued != queue_.end() && l.error.empty()) {
-        queue_.erase(queued);
-        ready_.push_back(std::move(l));
-      }
     }
   }
 

@@ -37,8 +37,8 @@ struct StreamOptions {
   // loaded in the background when it fits, after which nothing but 48-byte records crosses PCIe.
   bool vramCache = false;
   double cacheMiB = 0;
-  // cuda with --cache host[:MiB]: MiB of host memory for compressed payloads kept outside the
-  // atlas (render/stream/staged_payloads.h): the tiles it read and those the planner stages
+  // cuda and gl with --cache host[:MiB]: MiB of host memory for compressed payloads kept outside
+  // the atlas (render/stream/staged_payloads.h): the tiles it read and those the planner stages
   // ahead of the camera (StreamStrategy::stage), so that a tile wanted again or as predicted is
   // batched in the frame it is requested. 0 = none (every request waits for a loader).
   double hostCacheMiB = 256;

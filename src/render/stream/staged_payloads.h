@@ -1,6 +1,6 @@
 // staged_payloads.h - compressed payloads kept in host memory outside the atlas (issues 13 and
-// 18): what a strategy that decodes on the GPU (cuda with --cache host) has read, requested or
-// staged ahead of being wanted (StreamStrategy::stage), so that a request for such a tile is
+// 18): what a strategy that decodes on the GPU (cuda or gl with --cache host) has read, requested
+// or staged ahead of being wanted (StreamStrategy::stage), so that a request for such a tile is
 // batched in the frame it is made instead of waiting a frame or more for a loader and the disk,
 // network or throttled channel behind it.
 //
@@ -13,6 +13,7 @@
 // the render thread looks up requests and replaces the staged list).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -64,6 +65,22 @@ class StagedPayloads {
     return t;
   }
   const std::deque<size_t>& staged() const { return staged_; }  // for ReadAhead
+
+  // A loader has read `tile` (`readOk`: without error; `bytes`: what `item` holds): keeps a
+  // readable one and says whether it joins the strategy's ready list: a requested tile always; a
+  // staged one only when it was requested while it was read (then taken out of `queue`, the
+  // strategy's requested tiles, instead of being read again; an unreadable one is read again when
+  // requested, which reports its error).
+  template <class Queue>
+  bool keepRead(size_t tile, bool staged, bool readOk, uint64_t bytes, const Item& item,
+                Queue& queue) {
+    if (readOk) insert(tile, bytes, item);
+    if (!staged) return true;
+    const auto queued = std::find(queue.begin(), queue.end(), tile);
+    if (queued == queue.end() || !readOk) return false;
+    queue.erase(queued);
+    return true;
+  }
 
   uint64_t bytes() const { return index_.usedBytes(); }
   uint64_t capacity() const { return index_.capacity(); }

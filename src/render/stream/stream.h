@@ -142,9 +142,9 @@ struct StreamStats {
   // it runs or when there is none).
   uint64_t cacheHits = 0, cacheMisses = 0, cacheBytes = 0, cacheCapacity = 0;
   double preloadMs = 0;
-  // The host cache of compressed payloads (cuda with --cache host, StreamOptions::hostCacheMiB;
-  // 0 elsewhere): requests answered from it (batched in the frame of the request, no loader),
-  // tiles read into it ahead of being wanted (stage), and its bytes now.
+  // The host cache of compressed payloads (cuda and gl with --cache host,
+  // StreamOptions::hostCacheMiB; 0 elsewhere): requests answered from it (batched in the frame of
+  // the request, no loader), tiles read into it ahead of being wanted (stage), and its bytes now.
   uint64_t hostHits = 0, hostStaged = 0, hostBytes = 0;
   // cuda from host memory: the payload bytes of the tiles in its batches so far (a tile sent
   // again from the host cache counts again), what compressedToDevice carries besides records.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <set>
 #include <vector>
@@ -648,6 +649,30 @@ TEST(StagedPayloads, KeepsTheRecentlyUsedWithinItsBytesAndStagesOnlyWhatItLacks)
   cache.stage({11, 12}, [](size_t) { return false; });
   cache.stage({12}, [](size_t) { return false; });
   EXPECT_EQ(cache.staged().size(), 1u);
+}
+
+// What a loader does with a tile it read (cuda's and gl's loaders share it): a requested tile joins
+// the ready list; a staged one only when it was requested meanwhile (taken out of the queue, not
+// read twice); readable ones are kept, unreadable ones stay requested so that a read reports them.
+TEST(StagedPayloads, KeepReadSendsRequestedTilesOnAndKeepsReadableOnes) {
+  hfr::StagedPayloads<std::string> cache(1 << 20);
+  std::deque<size_t> queue{4, 5, 6};
+  EXPECT_TRUE(cache.keepRead(1, false, true, 64, "requested", queue));  // requested: ready, kept
+  EXPECT_NE(cache.find(1), nullptr);
+  EXPECT_FALSE(
+      cache.keepRead(2, true, true, 64, "staged", queue));  // staged, not asked for: kept only
+  EXPECT_NE(cache.find(2), nullptr);
+  EXPECT_EQ(queue.size(), 3u);
+  EXPECT_TRUE(
+      cache.keepRead(5, true, true, 64, "asked meanwhile", queue));  // ready, out of the queue
+  EXPECT_EQ(queue, (std::deque<size_t>{4, 6}));
+  EXPECT_FALSE(
+      cache.keepRead(6, true, false, 64, "unreadable", queue));  // read again when its turn comes
+  EXPECT_EQ(queue, (std::deque<size_t>{4, 6}));
+  EXPECT_EQ(cache.find(6), nullptr);
+  EXPECT_TRUE(cache.keepRead(7, false, false, 64, "unreadable",
+                             queue));  // requested: ready (its error reported)
+  EXPECT_EQ(cache.find(7), nullptr);
 }
 
 TEST(FailureRetry, BacksOffAndReleasesOnlyFailedTilesWhenDue) {

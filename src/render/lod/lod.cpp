@@ -229,11 +229,14 @@ std::vector<DrawTile> LodSelector::select(const LodCamera& cam, const DominoPatt
   // Leaves live in `pool` (dead ones flagged); `nodes` maps a key to its pool index (a leaf) or
   // to kInternal - tile (a refined node). A key in neither is culled, absent or covered by a
   // coarser leaf. Lookups walk up from a position until they meet a leaf or a refined node.
+  // Sized for the pyramid (a key per tile at most), not for the largest one: zeroing and touching
+  // 64 KB of table and 70 KB of pool per call cost more than the selection of a small archive.
+  const size_t expected = std::min<size_t>(tiles().size(), 1024);
   std::vector<DrawTile> pool;
   std::vector<uint8_t> alive;
-  FlatMap<long> nodes(2048);
-  pool.reserve(1024);
-  alive.reserve(1024);
+  FlatMap<long> nodes(2 * expected);
+  pool.reserve(expected);
+  alive.reserve(expected);
   constexpr long kInternal = -2;  // nodes[k] = kInternal - tile for a refined node
   auto keyOf = [&](size_t t) { return key(tiles()[t].level, tiles()[t].x, tiles()[t].y); };
 

@@ -146,6 +146,46 @@ TEST(HttpArchive, ReadsEveryTileAsTheLocalFileAndReusesItsCache) {
   }
 }
 
+// A cache holding scattered tiles (its map: several runs of blocks with holes between) is reused
+// as it is: the next process reads those tiles without a request, and fetches the others.
+TEST(HttpArchive, PartialCacheIsReusedByTheNextProcess) {
+  REQUIRE_NGINX();
+  hf_test::NginxServer server;
+  std::string error;
+  ASSERT_TRUE(server.start(error)) << error;
+  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
+  TempDir cache;
+  const hfa::HttpOptions o = options(cache);
+  hfa::ArchiveReader l;
+  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+  const size_t p = size_t(l.header().tileSize());
+  std::vector<uint16_t> a(p * p), b(p * p);
+  // Every fourth tile past the opening request's bytes: far enough apart to leave holes.
+  std::vector<size_t> cached;
+  for (size_t i = 0; i < l.tiles().size(); ++i)
+    if (l.tiles()[i].offset >= 2 * hfa::kHttpOpenBytes && i % 4 == 0) cached.push_back(i);
+  ASSERT_GE(cached.size(), 3u);
+  {
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    for (size_t t : cached) ASSERT_TRUE(r.decodeTile(t, b.data(), error)) << error;
+    EXPECT_LT(r.sourceStats().bytesResident, r.fileSize() / 2)
+        << "the test wants holes in the cache";
+  }
+  hfa::ArchiveReader r;
+  const size_t before = server.requests();
+  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  for (size_t t : cached) {
+    ASSERT_TRUE(l.decodeTile(t, a.data(), error)) << error;
+    ASSERT_TRUE(r.decodeTile(t, b.data(), error)) << error;
+    ASSERT_EQ(a, b) << l.tileName(t);
+  }
+  EXPECT_EQ(server.requests() - before, 1u)
+      << "only the opening request: the cached tiles came from the map";
+  expectSameContent(l, r);
+  EXPECT_GT(server.requests() - before, 1u) << "the other tiles were fetched";
+}
+
 TEST(HttpArchive, ServerWithoutRangeRequestsAndMissingFilesAreClearErrors) {
   REQUIRE_NGINX();
   hf_test::NginxServer server("max_ranges 0;");
@@ -182,7 +222,7 @@ TEST(HttpArchive, ServerStoppedAndRestartedWhileOpen) {
   ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
   // Tiles past the first request's blocks (those came with the header): not cached yet.
   size_t victim = 0;
-  while (victim < r.tiles().size() && r.tiles()[victim].offset < 8 * hfa::kHttpBlockBytes) ++victim;
+  while (victim < r.tiles().size() && r.tiles()[victim].offset < 2 * hfa::kHttpOpenBytes) ++victim;
   ASSERT_LT(victim, r.tiles().size());
   const size_t last = r.tiles().size() - 1;
   const size_t p = size_t(r.header().tileSize());
@@ -320,7 +360,8 @@ TEST(HttpArchive, CrashAfterEvictionLeavesNoFalseMap) {
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   hfa::ArchiveReader r;
   ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
-  EXPECT_LE(r.sourceStats().bytesResident, 4 * hfa::kHttpBlockBytes) << "a map claiming the punched blocks";
+  EXPECT_LE(r.sourceStats().bytesResident, hfa::kHttpOpenBytes)
+      << "a map claiming the punched blocks";
   expectSameContent(l, r);
   EXPECT_GT(r.sourceStats().requests, 1u) << "the blocks were fetched again, not read as holes";
 }

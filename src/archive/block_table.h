@@ -1,10 +1,10 @@
 // block_table.h - internal to http_source.cpp: the bookkeeping of an HTTP archive's sparse
-// local mirror, per 16 KiB block: absent, present or in flight, how many readers pin it, and
-// when it was last used (LRU).
+// local mirror, per block (kHttpBlockBytes): absent, present or in flight, how many readers pin it,
+// and when it was last used (LRU).
 //
 // Sparse: only blocks that are not absent, or are pinned, have an entry, so memory follows the
-// cache's budget and what is in flight, not the archive's size (a 4 TB archive has 268 M blocks:
-// three dense per-block arrays, 9 bytes each, took 2.3 GB before any tile was read). Walks
+// cache's budget and what is in flight, not the archive's size (a 4 TB archive has a billion 4 KiB
+// blocks: dense per-block arrays of 9 bytes would take 9 GB before any tile was read). Walks
 // (eviction, clearing, saving the cache's map) visit the entries only.
 #pragma once
 

@@ -48,10 +48,11 @@ std::string lower(std::string s) {
 
 constexpr uint64_t B = kHttpBlockBytes;
 constexpr uint32_t kMetaMagic = 0x43484648u;  // "HFHC"
-constexpr uint32_t kMetaVersion = 1;
+constexpr uint32_t kMetaVersion = 2;          // 2: 4 KiB blocks, the present ones as runs
+// Two runs of wanted blocks at most this far apart are fetched as one request (the gap along):
+// a few KiB more bytes for one request fewer.
+constexpr size_t kGapBlocks = size_t((32u << 10) / B);
 constexpr uint64_t kMinCacheBytes = 1ull << 20;  // below this, ranges would evict each other
-constexpr size_t kOpenBlocks = 4;  // the first request asks for this many blocks (the header and
-                                   // usually the whole index of a small archive)
 
 using detail::BlockTable;
 constexpr BlockTable::State kAbsent = BlockTable::kAbsent, kPresent = BlockTable::kPresent,
@@ -298,7 +299,7 @@ HttpSource::~HttpSource() {
 }
 
 bool HttpSource::firstRequest(std::vector<uint8_t>& body, std::string& error) {
-  const uint64_t want = kOpenBlocks * B;
+  const uint64_t want = kHttpOpenBytes;
   for (int attempt = 0;; ++attempt) {
     CURL* easy = curl_easy_init();
     if (!easy) {
@@ -491,7 +492,9 @@ bool HttpSource::setUpCache(std::string& error) {
   return true;
 }
 
-// Meta file: magic, version, block bytes, size, validator, URL, then one bit per block.
+// Meta file: magic, version, block bytes, size, validator, URL, then the present blocks as runs:
+// their count and (first block, blocks) per run. Runs, not a bit per block: the map follows what
+// the cache holds (its budget), not the archive's size.
 bool HttpSource::loadMeta(const std::string& metaPath) {
   FILE* f = std::fopen(metaPath.c_str(), "rb");
   if (!f) return false;
@@ -502,17 +505,21 @@ bool HttpSource::loadMeta(const std::string& metaPath) {
     s.resize(size_t(n));
     return n == 0 || std::fread(&s[0], 1, size_t(n), f) == size_t(n);
   };
-  uint64_t magic = 0, block = 0, size = 0;
+  uint64_t magic = 0, block = 0, size = 0, runCount = 0;
   std::string validator, url;
-  bool ok = readU64(magic) && magic == (uint64_t(kMetaVersion) << 32 | kMetaMagic) && readU64(block) &&
-            block == B && readU64(size) && size == size_ && readString(validator) && validator == validator_ &&
-            readString(url) && url == url_;
-  std::vector<uint8_t> bits((blockCount() + 7) / 8);
-  ok = ok && std::fread(bits.data(), 1, bits.size(), f) == bits.size();
+  bool ok = readU64(magic) && magic == (uint64_t(kMetaVersion) << 32 | kMetaMagic) &&
+            readU64(block) && block == B && readU64(size) && size == size_ &&
+            readString(validator) && validator == validator_ && readString(url) && url == url_ &&
+            readU64(runCount) && runCount <= (blockCount() + 1) / 2;
+  std::vector<uint64_t> runs(ok ? size_t(runCount) * 2 : 0);
+  ok = ok && std::fread(runs.data(), 8, runs.size(), f) == runs.size();
   std::fclose(f);
+  for (size_t i = 0; ok && i < runs.size(); i += 2)  // in order, apart, inside the file
+    ok = runs[i + 1] > 0 && runs[i] < blockCount() && runs[i + 1] <= blockCount() - runs[i] &&
+         (i == 0 || runs[i] > runs[i - 2] + runs[i - 1]);
   if (!ok) return false;
-  for (size_t b = 0; b < blockCount(); ++b)
-    if (bits[b / 8] >> (b % 8) & 1) {
+  for (size_t i = 0; i < runs.size(); i += 2)
+    for (size_t b = size_t(runs[i]); b < size_t(runs[i] + runs[i + 1]); ++b) {
       blocks_.setState(b, kPresent);
       presentBytes_ += blockBytes(b);
     }
@@ -520,13 +527,20 @@ bool HttpSource::loadMeta(const std::string& metaPath) {
 }
 
 void HttpSource::saveMeta() {
-  std::vector<uint8_t> bits((blockCount() + 7) / 8, 0);
+  std::vector<uint64_t> present;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     blocks_.forEach([&](size_t b, BlockTable::State state, uint32_t, uint32_t) {
-      if (state == kPresent) bits[b / 8] |= uint8_t(1u << (b % 8));
+      if (state == kPresent) present.push_back(b);
     });
   }
+  std::sort(present.begin(), present.end());
+  std::vector<uint64_t> runs;  // (first block, blocks) pairs
+  for (const uint64_t b : present)
+    if (!runs.empty() && runs[runs.size() - 2] + runs.back() == b)
+      ++runs.back();
+    else
+      runs.insert(runs.end(), {b, 1});
   const std::string tmp = metaPath_ + ".tmp";
   FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) return;
@@ -540,7 +554,8 @@ void HttpSource::saveMeta() {
   writeU64(size_);
   writeString(validator_);
   writeString(url_);
-  std::fwrite(bits.data(), 1, bits.size(), f);
+  writeU64(runs.size() / 2);
+  std::fwrite(runs.data(), 8, runs.size(), f);
   // The mirror's data first: a map that says "present" must not outlive lost data (a crash
   // that does anyway is caught by the payload checksums, which drop the blocks).
   const bool ok = std::fflush(f) == 0 && ::fdatasync(fd_) == 0;
@@ -635,7 +650,7 @@ void HttpSource::queueRunLocked(size_t first, size_t end, size_t keepFirst, size
 // the connections were busy thus leave as one. A merged range is marked done (its blocks now
 // belong to `r`), so that its waiters look again and wait for `r`.
 void HttpSource::mergeQueuedLocked(const std::shared_ptr<Range>& r) {
-  constexpr uint64_t kGap = 2;
+  constexpr uint64_t kGap = kGapBlocks;
   if (r->attempt != 0 || r->next != r->begin) return;
   const double t = now();
   for (bool merged = true; merged;) {
@@ -724,11 +739,10 @@ void HttpSource::release(uint64_t offset, uint64_t size) {
 
 void HttpSource::prefetch(const ByteRange* ranges, size_t count) {
   // The blocks the ranges touch, in file order; runs of absent blocks become requests, and two
-  // runs separated by at most kGap absent blocks are fetched as one (a few KiB more bytes for one
-  // request fewer).
+  // runs separated by at most kGap absent blocks are fetched as one.
   // No read-ahead beyond the ranges: measured on a flythrough (4097^2 terrain, 50 MB/s), taking
   // the next 64 KiB along cost HFPaC 30 % more bytes (its tiles are small) for fewer requests.
-  constexpr size_t kGap = 2;
+  constexpr size_t kGap = kGapBlocks;
   std::vector<size_t> blocks;
   for (size_t i = 0; i < count; ++i) {
     const ByteRange& r = ranges[i];

@@ -28,7 +28,13 @@
 
 namespace hfa {
 
-constexpr uint64_t kHttpBlockBytes = 16384;
+// The mirror's unit: small enough that a compressed tile (a few KiB) drags little else along
+// (16 KiB blocks read 26 % more than the payloads on a flythrough of an hfpac archive, 4 KiB 7 %),
+// large enough that the block table stays small.
+constexpr uint64_t kHttpBlockBytes = 4096;
+// Opening asks for this much of the file's start: the header and usually the whole index of a
+// small archive.
+constexpr uint64_t kHttpOpenBytes = 64u << 10;
 
 struct HttpOptions {
   std::string cacheDir;              // "" = $XDG_CACHE_HOME/hfview, else ~/.cache/hfview

@@ -106,22 +106,38 @@ void expectSameContent(const hfa::ArchiveReader& local, const hfa::ArchiveReader
   }
 }
 
-TEST(HttpArchive, ReadsEveryTileAsTheLocalFileAndReusesItsCache) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
+// Every HttpArchive test: skipped where this build or machine cannot serve. serveSample() starts
+// nginx (`extra`: directives of its server block) serving the sample archive as a.hfa, with a
+// private cache folder (`options`) and the local archive to compare with (`local`).
+class HttpArchive : public ::testing::Test {
+ protected:
+  void SetUp() override { REQUIRE_NGINX(); }
+  void serveSample(const std::string& extra = "") {
+    server = std::make_unique<hf_test::NginxServer>(extra);
+    ASSERT_TRUE(server->start(error)) << error;
+    serve(*server, HF_SAMPLE_ARCHIVE, "a.hfa");
+    ASSERT_TRUE(local.open(HF_SAMPLE_ARCHIVE, error)) << error;
+  }
+  std::string url(const std::string& name = "a.hfa") const { return server->url(name); }
+
+  std::unique_ptr<hf_test::NginxServer> server;
   TempDir cache;
-  for (const char* local : {HF_SAMPLE_ARCHIVE, HF_IMAGERY_ARCHIVE}) {
-    SCOPED_TRACE(local);
-    if (!fs::exists(local)) continue;  // the imagery archive needs GDAL at build time
-    const std::string name = fs::path(local).filename().string();
-    serve(server, local, name);
+  hfa::HttpOptions o = options(cache);
+  hfa::ArchiveReader local;
+  std::string error;
+};
+
+TEST_F(HttpArchive, ReadsEveryTileAsTheLocalFileAndReusesItsCache) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
+  for (const char* path : {HF_SAMPLE_ARCHIVE, HF_IMAGERY_ARCHIVE}) {
+    SCOPED_TRACE(path);
+    if (!fs::exists(path)) continue;  // the imagery archive needs GDAL at build time
+    const std::string name = fs::path(path).filename().string();
+    serve(*server, path, name);
     hfa::ArchiveReader l, r;
-    ASSERT_TRUE(l.open(local, error)) << error;
-    const hfa::HttpOptions o = options(cache);
-    const size_t before = server.requests();
-    ASSERT_TRUE(r.open(server.url(name), error, &o)) << error;
+    ASSERT_TRUE(l.open(path, error)) << error;
+    const size_t before = server->requests();
+    ASSERT_TRUE(r.open(url(name), error, &o)) << error;
     EXPECT_TRUE(r.remote());
     EXPECT_EQ(r.fileSize(), l.fileSize());
     // The loaders' read-ahead: all tiles announced at once, fetched in a few coalesced ranges.
@@ -131,95 +147,74 @@ TEST(HttpArchive, ReadsEveryTileAsTheLocalFileAndReusesItsCache) {
     for (size_t i = 0; i < imagery.size(); ++i) imagery[i] = i;
     r.willNeedImagery(imagery.data(), imagery.size());
     expectSameContent(l, r);
-    const size_t requests = server.requests() - before;
+    const size_t requests = server->requests() - before;
     EXPECT_EQ(requests, r.sourceStats().requests);
     EXPECT_LT(double(requests), 0.5 * double(tiles.size() + imagery.size())) << "coalescing";
     EXPECT_TRUE(r.sourceStats().persistent) << r.sourceStats().note;
     r.close();  // saves the cache's map
 
     // Again: the cache is valid (same ETag and size), so only the opening request is made.
-    const size_t again = server.requests();
+    const size_t again = server->requests();
     hfa::ArchiveReader r2;
-    ASSERT_TRUE(r2.open(server.url(name), error, &o)) << error;
+    ASSERT_TRUE(r2.open(url(name), error, &o)) << error;
     expectSameContent(l, r2);
-    EXPECT_EQ(server.requests() - again, 1u);
+    EXPECT_EQ(server->requests() - again, 1u);
   }
 }
 
 // A cache holding scattered tiles (its map: several runs of blocks with holes between) is reused
 // as it is: the next process reads those tiles without a request, and fetches the others.
-TEST(HttpArchive, PartialCacheIsReusedByTheNextProcess) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  const hfa::HttpOptions o = options(cache);
-  hfa::ArchiveReader l;
-  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
-  const size_t p = size_t(l.header().tileSize());
+TEST_F(HttpArchive, PartialCacheIsReusedByTheNextProcess) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
+  const size_t p = size_t(local.header().tileSize());
   std::vector<uint16_t> a(p * p), b(p * p);
   // Every fourth tile past the opening request's bytes: far enough apart to leave holes.
   std::vector<size_t> cached;
-  for (size_t i = 0; i < l.tiles().size(); ++i)
-    if (l.tiles()[i].offset >= 2 * hfa::kHttpOpenBytes && i % 4 == 0) cached.push_back(i);
+  for (size_t i = 0; i < local.tiles().size(); ++i)
+    if (local.tiles()[i].offset >= 2 * hfa::kHttpOpenBytes && i % 4 == 0) cached.push_back(i);
   ASSERT_GE(cached.size(), 3u);
   {
     hfa::ArchiveReader r;
-    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    ASSERT_TRUE(r.open(url(), error, &o)) << error;
     for (size_t t : cached) ASSERT_TRUE(r.decodeTile(t, b.data(), error)) << error;
     EXPECT_LT(r.sourceStats().bytesResident, r.fileSize() / 2)
         << "the test wants holes in the cache";
   }
   hfa::ArchiveReader r;
-  const size_t before = server.requests();
-  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  const size_t before = server->requests();
+  ASSERT_TRUE(r.open(url(), error, &o)) << error;
   for (size_t t : cached) {
-    ASSERT_TRUE(l.decodeTile(t, a.data(), error)) << error;
+    ASSERT_TRUE(local.decodeTile(t, a.data(), error)) << error;
     ASSERT_TRUE(r.decodeTile(t, b.data(), error)) << error;
-    ASSERT_EQ(a, b) << l.tileName(t);
+    ASSERT_EQ(a, b) << local.tileName(t);
   }
-  EXPECT_EQ(server.requests() - before, 1u)
+  EXPECT_EQ(server->requests() - before, 1u)
       << "only the opening request: the cached tiles came from the map";
-  expectSameContent(l, r);
-  EXPECT_GT(server.requests() - before, 1u) << "the other tiles were fetched";
+  expectSameContent(local, r);
+  EXPECT_GT(server->requests() - before, 1u) << "the other tiles were fetched";
 }
 
-TEST(HttpArchive, ServerWithoutRangeRequestsAndMissingFilesAreClearErrors) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server("max_ranges 0;");
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  const hfa::HttpOptions o = options(cache);
+TEST_F(HttpArchive, ServerWithoutRangeRequestsAndMissingFilesAreClearErrors) {
+  ASSERT_NO_FATAL_FAILURE(serveSample("max_ranges 0;"));
   hfa::ArchiveReader r;
-  EXPECT_FALSE(r.open(server.url("a.hfa"), error, &o));
+  EXPECT_FALSE(r.open(url(), error, &o));
   EXPECT_NE(error.find("ignores Range requests"), std::string::npos) << error;
-  EXPECT_FALSE(r.open(server.url("missing.hfa"), error, &o));
+  EXPECT_FALSE(r.open(url("missing.hfa"), error, &o));
   EXPECT_NE(error.find("HTTP 404"), std::string::npos) << error;
   // Not an archive at all.
-  { std::ofstream(fs::path(server.www()) / "page.html") << "<html>hello</html>"; }
-  EXPECT_FALSE(r.open(server.url("page.html"), error, &o));
+  { std::ofstream(fs::path(server->www()) / "page.html") << "<html>hello</html>"; }
+  EXPECT_FALSE(r.open(url("page.html"), error, &o));
   EXPECT_NE(error.find("not an hfpack archive"), std::string::npos) << error;
   // Nobody listening.
-  server.stop();
-  EXPECT_FALSE(r.open(server.url("a.hfa"), error, &o));
+  server->stop();
+  EXPECT_FALSE(r.open(url(), error, &o));
   EXPECT_NE(error.find("tries"), std::string::npos) << error;
 }
 
-TEST(HttpArchive, ServerStoppedAndRestartedWhileOpen) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  const hfa::HttpOptions o = options(cache);
-  hfa::ArchiveReader l, r;
-  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
-  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+TEST_F(HttpArchive, ServerStoppedAndRestartedWhileOpen) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(url(), error, &o)) << error;
   // Tiles past the first request's blocks (those came with the header): not cached yet.
   size_t victim = 0;
   while (victim < r.tiles().size() && r.tiles()[victim].offset < 2 * hfa::kHttpOpenBytes) ++victim;
@@ -227,9 +222,9 @@ TEST(HttpArchive, ServerStoppedAndRestartedWhileOpen) {
   const size_t last = r.tiles().size() - 1;
   const size_t p = size_t(r.header().tileSize());
   std::vector<uint16_t> a(p * p), b(p * p);
-  server.stop();
+  server->stop();
   EXPECT_FALSE(r.decodeTile(victim, b.data(), error));
-  EXPECT_NE(error.find(server.url("a.hfa")), std::string::npos) << error;
+  EXPECT_NE(error.find(url()), std::string::npos) << error;
   EXPECT_NE(error.find(r.tileName(victim)), std::string::npos) << error;
   EXPECT_GE(r.sourceStats().failures, 1u);
   {  // the failure is final for that read: nothing is queued again behind the reader's back
@@ -237,30 +232,24 @@ TEST(HttpArchive, ServerStoppedAndRestartedWhileOpen) {
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     EXPECT_EQ(r.sourceStats().requests, requests);
   }
-  ASSERT_TRUE(server.start(error)) << error;
+  ASSERT_TRUE(server->start(error)) << error;
   for (size_t t : {victim, last}) {
-    ASSERT_TRUE(l.decodeTile(t, a.data(), error)) << error;
+    ASSERT_TRUE(local.decodeTile(t, a.data(), error)) << error;
     ASSERT_TRUE(r.decodeTile(t, b.data(), error)) << error;
     EXPECT_EQ(a, b);
   }
 }
 
-TEST(HttpArchive, FileReplacedOrTruncatedOnTheServer) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  const hfa::HttpOptions o = options(cache);
+TEST_F(HttpArchive, FileReplacedOrTruncatedOnTheServer) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
   const size_t p = 129;
   std::vector<uint16_t> b(p * p);
   {
     hfa::ArchiveReader r;
-    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    ASSERT_TRUE(r.open(url(), error, &o)) << error;
     ASSERT_EQ(size_t(r.header().tileSize()), p);
     // Replaced by another archive (its raw twin: another size and ETag).
-    serve(server, HF_SAMPLE_RAW_ARCHIVE, "a.hfa");
+    serve(*server, HF_SAMPLE_RAW_ARCHIVE, "a.hfa");
     EXPECT_FALSE(r.decodeTile(r.tiles().size() - 1, b.data(), error));
     EXPECT_NE(error.find("changed on the server"), std::string::npos) << error;
   }
@@ -268,15 +257,15 @@ TEST(HttpArchive, FileReplacedOrTruncatedOnTheServer) {
     // A fresh open sees the new file (the old cache does not match it and is dropped).
     hfa::ArchiveReader l, r;
     ASSERT_TRUE(l.open(HF_SAMPLE_RAW_ARCHIVE, error)) << error;
-    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    ASSERT_TRUE(r.open(url(), error, &o)) << error;
     EXPECT_EQ(r.header().codec, hfa::Codec::Raw);
     expectSameContent(l, r);
     // Truncated to half while open: the tiles beyond fail, naming the change.
-    const uintmax_t half = fs::file_size(fs::path(server.www()) / "a.hfa") / 2;
+    const uintmax_t half = fs::file_size(fs::path(server->www()) / "a.hfa") / 2;
     hfa::ArchiveReader r2;
-    ASSERT_TRUE(r2.open(server.url("a.hfa"), error, &o)) << error;
+    ASSERT_TRUE(r2.open(url(), error, &o)) << error;
     r2.dropPageCache(error);  // nothing cached: every tile goes to the server
-    fs::resize_file(fs::path(server.www()) / "a.hfa", half);
+    fs::resize_file(fs::path(server->www()) / "a.hfa", half);
     EXPECT_FALSE(r2.decodeTile(r2.tiles().size() - 1, b.data(), error));
     EXPECT_TRUE(error.find("changed on the server") != std::string::npos ||
                 error.find("shorter than when it was opened") != std::string::npos)
@@ -284,34 +273,27 @@ TEST(HttpArchive, FileReplacedOrTruncatedOnTheServer) {
   }
   // And opened truncated: the reader's own check names the cut.
   hfa::ArchiveReader r3;
-  EXPECT_FALSE(r3.open(server.url("a.hfa"), error, &o));
+  EXPECT_FALSE(r3.open(url(), error, &o));
   EXPECT_NE(error.find("truncated"), std::string::npos) << error;
 }
 
-TEST(HttpArchive, CorruptCacheBlockIsFetchedAgain) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  const hfa::HttpOptions o = options(cache);
-  hfa::ArchiveReader l;
-  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+TEST_F(HttpArchive, CorruptCacheBlockIsFetchedAgain) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
   std::string mirror;
-  const size_t victim = l.tiles().size() / 2;
+  const size_t victim = local.tiles().size() / 2;
   {
     hfa::ArchiveReader r;
-    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+    ASSERT_TRUE(r.open(url(), error, &o)) << error;
     const std::vector<size_t> tiles = allTiles(r);
     r.willNeed(tiles.data(), tiles.size());
-    expectSameContent(l, r);
+    expectSameContent(local, r);
     mirror = r.sourceStats().cachePath;
   }
   ASSERT_FALSE(mirror.empty());
   {  // one byte of the victim's payload flipped in the mirror (a disk error, a crash)
     std::fstream f(mirror, std::ios::in | std::ios::out | std::ios::binary);
-    const std::streamoff at = std::streamoff(l.tiles()[victim].offset + l.tiles()[victim].size / 2);
+    const std::streamoff at =
+        std::streamoff(local.tiles()[victim].offset + local.tiles()[victim].size / 2);
     f.seekg(at);
     char c = 0;
     f.read(&c, 1);
@@ -320,38 +302,30 @@ TEST(HttpArchive, CorruptCacheBlockIsFetchedAgain) {
     f.write(&c, 1);
   }
   hfa::ArchiveReader r;
-  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
-  const size_t before = server.requests();
-  const size_t p = size_t(l.header().tileSize());
+  ASSERT_TRUE(r.open(url(), error, &o)) << error;
+  const size_t before = server->requests();
+  const size_t p = size_t(local.header().tileSize());
   std::vector<uint16_t> a(p * p), b(p * p);
-  ASSERT_TRUE(l.decodeTile(victim, a.data(), error)) << error;
+  ASSERT_TRUE(local.decodeTile(victim, a.data(), error)) << error;
   ASSERT_TRUE(r.decodeTile(victim, b.data(), error)) << error;
   EXPECT_EQ(a, b);
-  EXPECT_EQ(server.requests() - before, 1u) << "the corrupt block, fetched again";
+  EXPECT_EQ(server->requests() - before, 1u) << "the corrupt block, fetched again";
 }
 
 // A process that reused the cache, dropped blocks and died without closing (a crash, kill -9)
 // must not leave a map that claims the dropped blocks: the next one fetches them again.
-TEST(HttpArchive, CrashAfterEvictionLeavesNoFalseMap) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  const hfa::HttpOptions o = options(cache);
-  hfa::ArchiveReader l;
-  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
+TEST_F(HttpArchive, CrashAfterEvictionLeavesNoFalseMap) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
   {
     hfa::ArchiveReader r;
-    ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
-    expectSameContent(l, r);
+    ASSERT_TRUE(r.open(url(), error, &o)) << error;
+    expectSameContent(local, r);
   }  // closed: the map says every block is present
   const pid_t child = ::fork();
   if (child == 0) {
     hfa::ArchiveReader r;
     std::string e;
-    if (!r.open(server.url("a.hfa"), e, &o)) ::_exit(2);
+    if (!r.open(url(), e, &o)) ::_exit(2);
     r.dropPageCache(e);  // every block dropped (holes punched)
     ::_exit(0);          // no destructor: as a crash
   }
@@ -359,27 +333,20 @@ TEST(HttpArchive, CrashAfterEvictionLeavesNoFalseMap) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   hfa::ArchiveReader r;
-  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  ASSERT_TRUE(r.open(url(), error, &o)) << error;
   EXPECT_LE(r.sourceStats().bytesResident, hfa::kHttpOpenBytes)
       << "a map claiming the punched blocks";
-  expectSameContent(l, r);
+  expectSameContent(local, r);
   EXPECT_GT(r.sourceStats().requests, 1u) << "the blocks were fetched again, not read as holes";
 }
 
-TEST(HttpArchive, CacheStaysWithinItsBudget) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  hfa::HttpOptions o = options(cache);
+TEST_F(HttpArchive, CacheStaysWithinItsBudget) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
   o.cacheBytes = 1 << 20;  // a quarter of the archive
-  hfa::ArchiveReader l, r;
-  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
-  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(url(), error, &o)) << error;
   ASSERT_GT(r.fileSize(), 3u * o.cacheBytes);
-  expectSameContent(l, r);
+  expectSameContent(local, r);
   const hfa::SourceStats s = r.sourceStats();
   EXPECT_LE(s.bytesResident, o.cacheBytes);
   EXPECT_GE(s.bytesFetched, r.fileSize() / 2);
@@ -388,20 +355,13 @@ TEST(HttpArchive, CacheStaysWithinItsBudget) {
   EXPECT_LE(uint64_t(st.st_blocks) * 512, o.cacheBytes + (256u << 10)) << "holes punched";
 }
 
-TEST(HttpArchive, ThrottledServerDeliversEveryTile) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server("limit_rate 8m;");
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
-  const hfa::HttpOptions o = options(cache);
-  hfa::ArchiveReader l, r;
-  ASSERT_TRUE(l.open(HF_SAMPLE_ARCHIVE, error)) << error;
-  ASSERT_TRUE(r.open(server.url("a.hfa"), error, &o)) << error;
+TEST_F(HttpArchive, ThrottledServerDeliversEveryTile) {
+  ASSERT_NO_FATAL_FAILURE(serveSample("limit_rate 8m;"));
+  hfa::ArchiveReader r;
+  ASSERT_TRUE(r.open(url(), error, &o)) << error;
   const std::vector<size_t> tiles = allTiles(r);
   r.willNeed(tiles.data(), tiles.size());
-  expectSameContent(l, r);
+  expectSameContent(local, r);
   EXPECT_EQ(r.sourceStats().failures, 0u);
 }
 
@@ -421,32 +381,30 @@ bool sameFile(const fs::path& a, const fs::path& b) {
   return !x.empty() && x == fileBytes(b);
 }
 
-TEST(HttpArchive, ToolsTakeTheUrl) {
-  REQUIRE_NGINX();
-  hf_test::NginxServer server;
-  std::string error;
-  ASSERT_TRUE(server.start(error)) << error;
-  serve(server, HF_SAMPLE_ARCHIVE, "a.hfa");
-  TempDir cache;
+TEST_F(HttpArchive, ToolsTakeTheUrl) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
   const std::vector<std::pair<std::string, std::string>> env{{"HF_HTTP_CACHE_DIR", cache.path.string()}};
 #ifdef HFPACK_BINARY
   for (const char* cmd : {"info", "verify"}) {
     SCOPED_TRACE(cmd);
-    const int status = hf_test::runMaybeKilled({HFPACK_BINARY, cmd, server.url("a.hfa")}, -1, env);
+    const int status = hf_test::runMaybeKilled({HFPACK_BINARY, cmd, url()}, -1, env);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "hfpack " << cmd << " URL: status " << status;
   }
-  const int missing = hf_test::runMaybeKilled({HFPACK_BINARY, "info", server.url("nope.hfa")}, -1, env);
+  const int missing = hf_test::runMaybeKilled({HFPACK_BINARY, "info", url("nope.hfa")}, -1, env);
   EXPECT_TRUE(WIFEXITED(missing) && WEXITSTATUS(missing) == 1) << "a 404 exits 1, status " << missing;
 #endif
 #ifdef HFVIEW_BINARY
-  const fs::path local = cache.path / "local.png", remote = cache.path / "remote.png";
-  const int a = hf_test::runMaybeKilled(
-      {HFVIEW_BINARY, HF_SAMPLE_ARCHIVE, "--headless", "--screenshot", local.string(), "--size", "320x240"}, -1, env);
+  const fs::path localPng = cache.path / "local.png", remotePng = cache.path / "remote.png";
+  const int a = hf_test::runMaybeKilled({HFVIEW_BINARY, HF_SAMPLE_ARCHIVE, "--headless",
+                                         "--screenshot", localPng.string(), "--size", "320x240"},
+                                        -1, env);
   const int b = hf_test::runMaybeKilled(
-      {HFVIEW_BINARY, server.url("a.hfa"), "--headless", "--screenshot", remote.string(), "--size", "320x240"}, -1, env);
+      {HFVIEW_BINARY, url(), "--headless", "--screenshot", remotePng.string(), "--size", "320x240"},
+      -1, env);
   if (WIFEXITED(a) && WEXITSTATUS(a) == 0) {  // else no headless GL here (the GL test says so)
     ASSERT_TRUE(WIFEXITED(b) && WEXITSTATUS(b) == 0) << "hfview URL: status " << b;
-    EXPECT_TRUE(sameFile(local, remote)) << "the screenshot from the URL differs from the local file's";
+    EXPECT_TRUE(sameFile(localPng, remotePng))
+        << "the screenshot from the URL differs from the local file's";
   }
 #endif
 }

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -338,6 +339,47 @@ TEST_F(HttpArchive, CrashAfterEvictionLeavesNoFalseMap) {
       << "a map claiming the punched blocks";
   expectSameContent(local, r);
   EXPECT_GT(r.sourceStats().requests, 1u) << "the blocks were fetched again, not read as holes";
+}
+
+// A damaged cache map (the `.meta` file: cut short, an absurd run count, a run past the end) is
+// not trusted: the next process starts the cache afresh and reads every tile correctly.
+TEST_F(HttpArchive, DamagedCacheMapStartsAfresh) {
+  ASSERT_NO_FATAL_FAILURE(serveSample());
+  auto fillCache = [&] {
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(url(), error, &o)) << error;
+    expectSameContent(local, r);
+  };  // closed: the map says every block is present (one run)
+  auto metaPath = [&] {
+    for (const auto& e : fs::directory_iterator(cache.path))
+      if (e.path().extension() == ".meta") return e.path();
+    return fs::path();
+  };
+  // The map's tail: the run count, then (first block, blocks) per run.
+  auto patchTail = [&](uint64_t count, uint64_t first, uint64_t blocks) {
+    const fs::path meta = metaPath();
+    ASSERT_FALSE(meta.empty());
+    std::fstream f(meta, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-24, std::ios::end);
+    const uint64_t tail[3] = {count, first, blocks};
+    f.write(reinterpret_cast<const char*>(tail), sizeof tail);
+  };
+  const std::vector<std::pair<const char*, std::function<void()>>> damages{
+      {"cut short", [&] { fs::resize_file(metaPath(), fs::file_size(metaPath()) - 8); }},
+      {"absurd run count", [&] { patchTail(uint64_t(1) << 40, 0, 1); }},
+      {"a run past the end", [&] { patchTail(1, uint64_t(1) << 40, 1); }},
+  };
+  for (const auto& [what, damage] : damages) {
+    SCOPED_TRACE(what);
+    ASSERT_NO_FATAL_FAILURE(fillCache());
+    ASSERT_NO_FATAL_FAILURE(damage());
+    hfa::ArchiveReader r;
+    ASSERT_TRUE(r.open(url(), error, &o)) << error;
+    EXPECT_LE(r.sourceStats().bytesResident, hfa::kHttpOpenBytes) << "a damaged map was trusted";
+    const size_t before = server->requests();
+    expectSameContent(local, r);
+    EXPECT_GT(server->requests(), before) << "the tiles were fetched again";
+  }
 }
 
 TEST_F(HttpArchive, CacheStaysWithinItsBudget) {

@@ -511,6 +511,12 @@ bool HttpSource::loadMeta(const std::string& metaPath) {
             readU64(block) && block == B && readU64(size) && size == size_ &&
             readString(validator) && validator == validator_ && readString(url) && url == url_ &&
             readU64(runCount) && runCount <= (blockCount() + 1) / 2;
+  // Exactly the runs announced, checked against the file's length before anything is allocated
+  // (a damaged count must not ask for gigabytes).
+  struct stat st {};
+  const long at = ok ? std::ftell(f) : -1;
+  ok = ok && at >= 0 && ::fstat(::fileno(f), &st) == 0 && st.st_size >= at &&
+       uint64_t(st.st_size - at) / 16 == runCount && uint64_t(st.st_size - at) % 16 == 0;
   std::vector<uint64_t> runs(ok ? size_t(runCount) * 2 : 0);
   ok = ok && std::fread(runs.data(), 8, runs.size(), f) == runs.size();
   std::fclose(f);
